@@ -1,0 +1,7 @@
+"""torchlight: a deep-learning framework built in stages, for teaching."""
+
+from . import autograd, scalar
+from .autograd import enable_grad, no_grad, set_grad_enabled
+from .scalar_variable import Scalar
+
+__version__ = "0.1.0"

@@ -1,0 +1,89 @@
+"""The Variable protocol: what the engine needs from a value it differentiates.
+
+Scalar (module 1) and Tensor (module 2) both subclass Variable. The engine in ``graph.py``
+and ``function.py`` uses only the members listed here, so it knows nothing else of either.
+"""
+
+import itertools
+from typing import Any, Iterable, List, Optional, Tuple
+
+_ids = itertools.count()
+
+
+class Variable:
+    """Base of every differentiable value.
+
+    ``history`` is None for a constant (never in the graph), a ``History`` without ``last_fn``
+    for a leaf, and the producing Function's ``History`` otherwise; ``_output_nr`` says which
+    output of that Function this value is.
+    """
+
+    __slots__ = ()
+
+    history: Any
+    _output_nr: int
+    unique_id: int
+    grad: Any
+
+    @staticmethod
+    def _next_id() -> int:
+        return next(_ids)
+
+    # -- graph structure (shared by all variables) -------------------------------------
+
+    def is_constant(self) -> bool:
+        """True when this value is not part of any graph."""
+        return self.history is None
+
+    @property
+    def parents(self) -> List["Variable"]:
+        """The non-constant inputs of the Function that produced this value."""
+        h = self.history
+        if h is None:
+            return []
+        return [x for x in h.inputs if isinstance(x, Variable) and x.history is not None]
+
+    def chain_rule(self, d: Any) -> Iterable[Tuple["Variable", Any]]:
+        """Pairs (parent, derivative of the output with respect to that parent, times d)."""
+        h = self.history
+        if h is None or h.last_fn is None:
+            return []
+        grads = [None] * h.num_outputs
+        grads[self._output_nr] = d
+        return h.chain_rule(grads)
+
+    # -- what each kind of variable provides -------------------------------------------
+
+    def accumulate_derivative(self, d: Any) -> None:
+        """Add d to ``self.grad`` (leaves only)."""
+        raise NotImplementedError
+
+    def _forward_value(self) -> Any:
+        """What a Function's forward receives for this input (a float, or the tensor itself)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _wrap_output(cls, raw: Any) -> Optional["Variable"]:
+        """Turn a forward result into a variable of this kind, or None if it is not a value."""
+        raise NotImplementedError
+
+    def _set_history(self, history: Any, output_nr: int) -> None:
+        self.history = history
+        self._output_nr = output_nr
+
+    def _match_grad(self, g: Any, fn_name: str, index: int) -> Any:
+        """Check a gradient from ``fn_name``'s backward for this input; return it in this input's shape."""
+        raise NotImplementedError
+
+    def _grad_meta(self) -> Any:
+        """What ``_zero_grad`` needs to build a zero gradient for this value (e.g. its shape)."""
+        return None
+
+    @classmethod
+    def _zero_grad(cls, meta: Any) -> Any:
+        raise NotImplementedError
+
+    @property
+    def _version(self) -> Optional[int]:
+        """In-place modification count (None for immutable values)."""
+        return None

@@ -1,0 +1,196 @@
+"""Module 0: plain-float operators and list helpers.
+
+Backends lift these functions to tensors (``backend.zip(scalar.mul)``), so every
+operator is plain arithmetic on floats: numba compiles them unchanged.
+"""
+
+import math
+from typing import Callable, Iterable, List
+
+EPS = 1e-6
+
+
+def mul(x: float, y: float) -> float:
+    """x * y"""
+    return x * y
+
+
+def id(x: float) -> float:
+    """x unchanged"""
+    return x
+
+
+def add(x: float, y: float) -> float:
+    """x + y"""
+    return x + y
+
+
+def neg(x: float) -> float:
+    """-x"""
+    return -x
+
+
+def lt(x: float, y: float) -> float:
+    """1.0 if x < y else 0.0"""
+    return 1.0 if x < y else 0.0
+
+
+def eq(x: float, y: float) -> float:
+    """1.0 if x == y else 0.0"""
+    return 1.0 if x == y else 0.0
+
+
+def max(x: float, y: float) -> float:
+    """The larger of x and y."""
+    return x if x > y else y
+
+
+def is_close(x: float, y: float) -> float:
+    """1.0 if |x - y| < 1e-2 else 0.0"""
+    return 1.0 if abs(x - y) < 1e-2 else 0.0
+
+
+def sigmoid(x: float) -> float:
+    """1 / (1 + e^-x), computed without overflow for large |x|."""
+    # exp of a large positive number overflows; use the mirrored form for x < 0.
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def relu(x: float) -> float:
+    """x if x > 0 else 0.0"""
+    return x if x > 0.0 else 0.0
+
+
+def log(x: float) -> float:
+    """Natural log, nudged by EPS so that log(0) stays finite."""
+    return math.log(x + EPS)
+
+
+def exp(x: float) -> float:
+    """e^x"""
+    return math.exp(x)
+
+
+def inv(x: float) -> float:
+    """1 / x"""
+    return 1.0 / x
+
+
+def log_back(x: float, d: float) -> float:
+    """d * d/dx log(x)"""
+    return d / (x + EPS)
+
+
+def inv_back(x: float, d: float) -> float:
+    """d * d/dx (1/x)"""
+    return -d / (x * x)
+
+
+def relu_back(x: float, d: float) -> float:
+    """d * d/dx relu(x) (0 at x == 0, as PyTorch)"""
+    return d if x > 0.0 else 0.0
+
+
+# The remaining operators are not in the module-0 exercise list but are lifted by the
+# backends for tensor ops (sub, div, pow, tanh, sqrt, abs and friends).
+
+
+def sub(x: float, y: float) -> float:
+    """x - y"""
+    return x - y
+
+
+def div(x: float, y: float) -> float:
+    """x / y"""
+    return x / y
+
+
+def gt(x: float, y: float) -> float:
+    """1.0 if x > y else 0.0"""
+    return 1.0 if x > y else 0.0
+
+
+def pow(x: float, y: float) -> float:
+    """x ** y"""
+    return x**y
+
+
+def tanh(x: float) -> float:
+    """Hyperbolic tangent."""
+    return math.tanh(x)
+
+
+def sqrt(x: float) -> float:
+    """Square root."""
+    return math.sqrt(x)
+
+
+def abs(x: float) -> float:
+    """|x|"""
+    return x if x >= 0.0 else -x
+
+
+def sign(x: float) -> float:
+    """-1.0, 0.0 or 1.0"""
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
+# List helpers: the same three shapes of computation (map, zip, reduce) that the
+# tensor backends implement, here on Python lists.
+
+
+def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], List[float]]:
+    """Lift fn to a function on lists: map(fn)(xs) == [fn(x) for x in xs]."""
+
+    def apply(xs: Iterable[float]) -> List[float]:
+        return [fn(x) for x in xs]
+
+    return apply
+
+
+def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], Iterable[float]], List[float]]:
+    """Lift fn to pairs of lists of equal length: zip_with(fn)(xs, ys)[i] == fn(xs[i], ys[i])."""
+
+    def apply(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
+        xs, ys = list(xs), list(ys)
+        if len(xs) != len(ys):
+            raise ValueError(f"zip_with needs lists of equal length, got {len(xs)} and {len(ys)}")
+        return [fn(x, y) for x, y in zip(xs, ys)]
+
+    return apply
+
+
+def reduce(fn: Callable[[float, float], float], start: float) -> Callable[[Iterable[float]], float]:
+    """Fold a list from the left: reduce(fn, s)([a, b]) == fn(fn(s, a), b)."""
+
+    def apply(xs: Iterable[float]) -> float:
+        acc = start
+        for x in xs:
+            acc = fn(acc, x)
+        return acc
+
+    return apply
+
+
+def neg_list(xs: Iterable[float]) -> List[float]:
+    """Negate every element."""
+    return map(neg)(xs)
+
+
+def add_lists(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
+    """Elementwise sum of two lists of equal length."""
+    return zip_with(add)(xs, ys)
+
+
+def sum(xs: Iterable[float]) -> float:
+    """Sum of a list (0.0 when empty)."""
+    return reduce(add, 0.0)(xs)
+
+
+def prod(xs: Iterable[float]) -> float:
+    """Product of a list (1.0 when empty)."""
+    return reduce(mul, 1.0)(xs)
+

@@ -1,0 +1,175 @@
+"""Module 1: Scalar, a float that records the operations applied to it."""
+
+import numbers
+from typing import Any, Optional
+
+from .autograd import scalar_functions as F
+from .autograd.function import History
+from .autograd.graph import backpropagate
+from .autograd.variable import Variable
+
+_LEAF = object()  # default marker: each leaf gets a History of its own
+
+
+class Scalar(Variable):
+    """A real number in the autodiff graph.
+
+    ``Scalar(3.0)`` is a leaf that receives ``.grad`` from ``backward``; ``Scalar(3.0,
+    history=None)`` is a constant, never part of a graph.
+    """
+
+    __slots__ = ("data", "history", "_output_nr", "unique_id", "grad", "name")
+
+    def __init__(self, value: Any, history: Optional[History] = _LEAF, name: Optional[str] = None):
+        if isinstance(value, Variable):
+            raise TypeError(
+                f"Scalar(...) needs a plain number, got a {type(value).__name__}; use its .data"
+            )
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"Scalar(...) needs a real number (int or float), got {type(value).__name__}: {value!r}")
+        self.data = float(value)
+        self.history = History() if history is _LEAF else history
+        self._output_nr = 0
+        self.unique_id = Variable._next_id()
+        self.grad: Optional[float] = None
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.data})"
+
+    # -- the Variable protocol ---------------------------------------------------------
+
+    def is_leaf(self) -> bool:
+        """True for a value made by the user (not by an operation) that is in a graph."""
+        return self.history is not None and self.history.last_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.history is not None
+
+    def accumulate_derivative(self, d: float) -> None:
+        """Add d to ``.grad``."""
+        if not self.is_leaf():
+            raise RuntimeError("accumulate_derivative is only for leaves (Scalars made by the user)")
+        self.grad = d if self.grad is None else self.grad + d
+
+    def _forward_value(self) -> float:
+        return self.data
+
+    @classmethod
+    def _wrap_output(cls, raw: Any) -> Optional["Scalar"]:
+        if isinstance(raw, numbers.Real):
+            return Scalar(raw, history=None)
+        return None
+
+    def _match_grad(self, g: Any, fn_name: str, index: int) -> float:
+        if not isinstance(g, numbers.Real):
+            raise RuntimeError(
+                f"function {fn_name} returned an invalid gradient at index {index}: expected a "
+                f"number for a Scalar input, got {type(g).__name__}"
+            )
+        return float(g)
+
+    @classmethod
+    def _zero_grad(cls, meta: Any) -> float:
+        return 0.0
+
+    def _default_grad(self) -> float:
+        return 1.0
+
+    def backward(self, d: float = 1.0) -> None:
+        """Fill ``.grad`` of every leaf this value depends on with d * (derivative of self).
+
+        A second call adds to the leaves' ``.grad`` again (the graph is kept, as PyTorch does
+        with ``retain_graph=True``); set the leaves' ``.grad = None`` to start afresh.
+        """
+        if self.history is None:
+            raise RuntimeError("backward() on a constant Scalar: it does not depend on any leaf")
+        backpropagate(self, float(d))
+
+    # -- operators: primitives from scalar_functions, the rest composed ------------------
+
+    def __add__(self, b: Any) -> "Scalar":
+        return F.Add.apply(self, _lift(b))
+
+    def __radd__(self, b: Any) -> "Scalar":
+        return F.Add.apply(_lift(b), self)
+
+    def __mul__(self, b: Any) -> "Scalar":
+        return F.Mul.apply(self, _lift(b))
+
+    def __rmul__(self, b: Any) -> "Scalar":
+        return F.Mul.apply(_lift(b), self)
+
+    def __neg__(self) -> "Scalar":
+        return F.Neg.apply(self)
+
+    def __sub__(self, b: Any) -> "Scalar":
+        return self + (-_lift(b))
+
+    def __rsub__(self, b: Any) -> "Scalar":
+        return _lift(b) + (-self)
+
+    def __truediv__(self, b: Any) -> "Scalar":
+        return self * F.Inv.apply(_lift(b))
+
+    def __rtruediv__(self, b: Any) -> "Scalar":
+        return _lift(b) * F.Inv.apply(self)
+
+    def __pow__(self, c: Any) -> "Scalar":
+        if isinstance(c, Scalar):
+            if c.history is not None:
+                raise TypeError(
+                    "Scalar ** Scalar: the exponent must be a constant; write (b * a.log()).exp() "
+                    "to differentiate through the exponent"
+                )
+            c = c.data
+        if not isinstance(c, numbers.Real):
+            raise TypeError(f"Scalar ** needs a number as exponent, got {type(c).__name__}")
+        return F.Pow.apply(self, float(c))
+
+    def __lt__(self, b: Any) -> "Scalar":
+        return F.LT.apply(self, _lift(b))
+
+    def __gt__(self, b: Any) -> "Scalar":
+        return F.LT.apply(_lift(b), self)
+
+    def __eq__(self, b: Any) -> "Scalar":  # type: ignore[override]
+        return F.EQ.apply(self, _lift(b))
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __float__(self) -> float:
+        return self.data
+
+    def log(self) -> "Scalar":
+        """Natural logarithm."""
+        return F.Log.apply(self)
+
+    def exp(self) -> "Scalar":
+        """e ** self"""
+        return F.Exp.apply(self)
+
+    def sigmoid(self) -> "Scalar":
+        """1 / (1 + e ** -self)"""
+        return F.Sigmoid.apply(self)
+
+    def relu(self) -> "Scalar":
+        """max(self, 0)"""
+        return F.ReLU.apply(self)
+
+    def tanh(self) -> "Scalar":
+        """Hyperbolic tangent, composed as 2 * sigmoid(2x) - 1."""
+        return 2.0 * (2.0 * self).sigmoid() - 1.0
+
+
+def _lift(x: Any) -> Scalar:
+    """A number becomes a constant Scalar; a Scalar is returned as it is."""
+    if isinstance(x, Scalar):
+        return x
+    if isinstance(x, numbers.Real):
+        return Scalar(x, history=None)
+    raise TypeError(f"cannot combine a Scalar with {type(x).__name__}: {x!r}")
