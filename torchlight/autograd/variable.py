@@ -83,7 +83,24 @@ class Variable:
     def _zero_grad(cls, meta: Any) -> Any:
         raise NotImplementedError
 
+    def _default_grad(self) -> Any:
+        """The gradient ``backward()`` starts from when none is given (1.0, or ones for one element)."""
+        raise NotImplementedError
+
     @property
     def _version(self) -> Optional[int]:
-        """In-place modification count (None for immutable values)."""
+        """In-place modification count, shared by views of one storage (None for immutable values)."""
         return None
+
+    # Only variables that can change in place (Tensor) need these three.
+
+    def _bump_version(self) -> None:
+        raise TypeError(f"{type(self).__name__} cannot be modified in place")
+
+    def _alias(self) -> "Variable":
+        """A new variable object sharing this one's data, without history."""
+        raise NotImplementedError
+
+    def _describe(self) -> str:
+        """Short description for error messages, e.g. 'Tensor of shape (2, 3)'."""
+        return type(self).__name__
