@@ -116,17 +116,11 @@ class Scalar(Variable):
     def __rtruediv__(self, b: Any) -> "Scalar":
         return _lift(b) * F.Inv.apply(self)
 
-    def __pow__(self, c: Any) -> "Scalar":
-        if isinstance(c, Scalar):
-            if c.history is not None:
-                raise TypeError(
-                    "Scalar ** Scalar: the exponent must be a constant; write (b * a.log()).exp() "
-                    "to differentiate through the exponent"
-                )
-            c = c.data
-        if not isinstance(c, numbers.Real):
-            raise TypeError(f"Scalar ** needs a number as exponent, got {type(c).__name__}")
-        return F.Pow.apply(self, float(c))
+    def __pow__(self, b: Any) -> "Scalar":
+        return F.Pow.apply(self, _lift(b))
+
+    def __rpow__(self, b: Any) -> "Scalar":
+        return F.Pow.apply(_lift(b), self)
 
     def __lt__(self, b: Any) -> "Scalar":
         return F.LT.apply(self, _lift(b))

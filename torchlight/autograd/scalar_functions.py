@@ -4,6 +4,8 @@ Only these have derivatives of their own; ``Scalar`` composes the rest (sub is a
 div is mul and inv, tanh is built from sigmoid, > is < with the arguments swapped).
 """
 
+import math
+
 from .. import scalar as op
 from .function import Function
 
@@ -53,17 +55,27 @@ class Inv(Function):
 
 
 class Pow(Function):
-    """a ** c for a constant exponent c (a plain number, not a Scalar)."""
+    """a ** b. Either may be a plain number; the exponent's derivative needs a > 0."""
 
     @staticmethod
-    def forward(ctx, a: float, c: float) -> float:
-        ctx.save_for_backward(a, c)
-        return op.pow(a, c)
+    def forward(ctx, a: float, b: float) -> float:
+        if a < 0.0 and b != int(b):
+            # Python would return a complex number here; a Scalar is real.
+            raise ValueError(
+                f"pow: a negative base ({a}) to a non-integer power ({b}) has no real value; "
+                "make the base positive (e.g. with abs) or the exponent an integer"
+            )
+        out = op.pow(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
 
     @staticmethod
     def backward(ctx, d: float):
-        a, c = ctx.saved_tensors
-        return d * c * op.pow(a, c - 1.0), None
+        a, b, out = ctx.saved_tensors
+        # Only work out the derivatives asked for: d/db needs log(a), defined for a > 0 only.
+        da = d * b * op.pow(a, b - 1.0) if ctx.needs_input_grad[0] else None
+        db = d * out * math.log(a) if ctx.needs_input_grad[1] else None
+        return da, db
 
 
 class Log(Function):
