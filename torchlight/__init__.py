@@ -3,5 +3,6 @@
 from . import autograd, scalar
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .scalar_variable import Scalar
+from . import datasets, nn
 
 __version__ = "0.1.0"

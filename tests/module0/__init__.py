@@ -1,0 +1,1 @@
+"""Module 0: scalar operators, list helpers, modules and toy data sets."""

@@ -1,0 +1,3 @@
+"""torchlight.nn: modules, parameters and (from module 4) layers."""
+
+from .module import Module, Parameter

@@ -1,0 +1,338 @@
+"""Module 0: Module and Parameter, the tree that every network is built from.
+
+A Module owns Parameters (the values an optimizer changes) and child Modules, both found by
+attribute assignment: ``self.layer1 = Linear(2, 3)`` registers a child, ``self.w =
+Parameter(x)`` a parameter. Walking that tree gives dotted names (``"layer1.weight"``),
+switches train/eval mode everywhere at once, and saves and restores every value.
+"""
+
+import copy
+import numbers
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+
+from ..scalar_variable import Scalar
+
+
+class Parameter:
+    """A value that a Module owns and an optimizer updates (a Scalar, or later a Tensor).
+
+    Modules hand out the Parameter itself; the current value is ``p.value``, and
+    ``p.update(x)`` replaces it.
+    """
+
+    def __init__(self, value: Any, name: Optional[str] = None):
+        self.name = name
+        self.value = None
+        self.update(value)
+
+    def update(self, value: Any) -> None:
+        """Replace the value; a Tensor is switched to ``requires_grad=True`` so it gets ``.grad``."""
+        if isinstance(value, Parameter):
+            raise TypeError("Parameter(...) needs a value (a Scalar or Tensor), got another Parameter; use its .value")
+        if isinstance(value, Module):
+            raise TypeError(f"Parameter(...) needs a value (a Scalar or Tensor), got the module {type(value).__name__}")
+        # Scalars are always in the graph; a Tensor records gradients only when asked to.
+        requires_grad_ = getattr(value, "requires_grad_", None)
+        if requires_grad_ is not None:
+            requires_grad_(True)
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Parameter({self.value!r})" if self.name is None else f"Parameter({self.value!r}, name={self.name!r})"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict(strict=False)`` could not match (as PyTorch returns it)."""
+
+    missing_keys: List[str]
+    unexpected_keys: List[str]
+
+
+class Module:
+    """Base class of every network piece. Subclasses call ``super().__init__()`` first,
+    assign children and Parameters as attributes, and define ``forward``.
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        # object.__setattr__: our own __setattr__ needs these dicts to exist already.
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "training", True)
+
+    # -- registration ------------------------------------------------------------------
+
+    def _check_name(self, kind: str, name: Any) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign {kind} before Module.__init__() call: "
+                f"call super().__init__() first in {type(self).__name__}.__init__"
+            )
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got "{name}"')
+
+    def add_module(self, name: str, module: Optional["Module"]) -> None:
+        """Register ``module`` as the child called ``name`` (None leaves an empty slot)."""
+        self._check_name("module", name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Register ``param`` as the parameter called ``name`` (None leaves an empty slot)."""
+        self._check_name("parameter", name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(torchlight.nn.Parameter or None required)"
+            )
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and param.name is None:
+            param.name = name
+        self._parameters[name] = param
+
+    def add_parameter(self, name: str, value: Any) -> Parameter:
+        """Wrap ``value`` in a Parameter, register it as ``name`` and return it (MiniTorch's spelling)."""
+        param = Parameter(value, name)
+        self.register_parameter(name, param)
+        return param
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
+        if isinstance(value, Parameter):
+            self._check_name("parameters", name)
+            self.__dict__.pop(name, None)
+            modules.pop(name, None)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(torchlight.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            self._check_name("module", name)
+            self.__dict__.pop(name, None)
+            params.pop(name, None)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(torchlight.nn.Module or None expected)"
+                )
+            modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when ordinary lookup fails: look among the registered values.
+        d = self.__dict__
+        if name in d.get("_parameters", ()):
+            return d["_parameters"][name]
+        if name in d.get("_modules", ()):
+            return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules))
+
+    # -- walking the tree --------------------------------------------------------------
+
+    def named_children(self) -> Iterator[Tuple[str, "Module"]]:
+        """The direct children as (name, module) pairs, each module once."""
+        seen: Set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        """The direct children."""
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "") -> Iterator[Tuple[str, "Module"]]:
+        """This module (named ``prefix``) and every descendant, with dotted names, each once."""
+        seen: Set[int] = set()
+        stack: List[Tuple[str, Module]] = [(prefix, self)]
+        # Depth first, children in assignment order (the order PyTorch gives).
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            kids = [(f"{name}.{k}" if name else k, m) for k, m in module._modules.items() if m is not None]
+            stack.extend(reversed(kids))
+
+    def modules(self) -> Iterator["Module"]:
+        """This module and every descendant (as PyTorch; ``children()`` gives only the direct ones)."""
+        for _, module in self.named_modules():
+            yield module
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
+        """Every Parameter with its dotted name (``"layer1.weight"``), each shared one once."""
+        seen: Set[int] = set()
+        walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mod_name, module in walk:
+            for name, param in module._parameters.items():
+                if param is None or id(param) in seen:
+                    continue
+                seen.add(id(param))
+                yield (f"{mod_name}.{name}" if mod_name else name), param
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every Parameter of this module and its descendants."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    # -- modes and calling -------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode (``mode=False``: evaluation) here and in every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be boolean, got {type(mode).__name__}")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Set evaluation mode here and in every descendant (``train(False)``); returns self."""
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        """Clear ``.grad`` of every parameter's value (set it to None)."""
+        for param in self.parameters():
+            if hasattr(param.value, "grad"):
+                param.value.grad = None
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation; every subclass defines it."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward``: write ``model(x)``, never ``model.forward(x)``."""
+        return self.forward(*args, **kwargs)
+
+    # -- saving and loading ------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Every parameter's value by dotted name, copied so that later training leaves it unchanged."""
+        return {name: _snapshot(param.value) for name, param in self.named_parameters()}
+
+    def load_state_dict(self, state_dict: Mapping, strict: bool = True) -> _IncompatibleKeys:
+        """Copy values from ``state_dict`` into the parameters of the same dotted name.
+
+        With ``strict=True`` missing and unexpected keys are an error; with ``strict=False``
+        they are returned as ``(missing_keys, unexpected_keys)``. A shape or type mismatch is
+        always an error. Nothing is loaded when an error is raised.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+        params = dict(self.named_parameters())
+        missing = [k for k in params if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in params]
+        errors = []
+        if strict:
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        for name, param in params.items():
+            if name in state_dict:
+                problem = _mismatch(name, param.value, state_dict[name])
+                if problem:
+                    errors.append(problem)
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
+            )
+        for name, param in params.items():
+            if name in state_dict:
+                param.update(_loaded(param.value, state_dict[name]))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """Settings shown inside this module's repr, e.g. ``in_features=2, out_features=3``."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        head = type(self).__name__ + "("
+        if not lines:
+            return head + ")"
+        if len(lines) == 1 and not self._modules:
+            return head + lines[0] + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy of value that later updates to the original cannot change."""
+    if isinstance(value, Scalar):
+        return Scalar(value.data, history=None)
+    detach = getattr(value, "detach", None)
+    if detach is not None:
+        # A Tensor: drop its history, then copy its storage (detach alone would share it).
+        value = detach()
+        clone = getattr(value, "clone", None)
+        if clone is not None:
+            return clone()
+    return copy.deepcopy(value)
+
+
+def _shape(value: Any) -> Optional[Tuple[int, ...]]:
+    shape = getattr(value, "shape", None)
+    return None if shape is None else tuple(shape)
+
+
+def _mismatch(name: str, current: Any, new: Any) -> Optional[str]:
+    """Why ``new`` cannot replace the parameter value ``current`` (None if it can)."""
+    if isinstance(current, Scalar):
+        if isinstance(new, Scalar) or (isinstance(new, numbers.Real) and not isinstance(new, bool)):
+            return None
+        return f"type mismatch for {name}: expected a Scalar or a number, got {type(new).__name__}"
+    a, b = _shape(current), _shape(new)
+    if a is not None and b is not None and a != b:
+        return (
+            f"size mismatch for {name}: copying a param with shape {b} from checkpoint, "
+            f"the shape in current model is {a}."
+        )
+    if a is not None and b is None:
+        return f"type mismatch for {name}: expected a value with shape {a}, got {type(new).__name__}"
+    return None
+
+
+def _loaded(current: Any, new: Any) -> Any:
+    """The value a parameter holds after loading ``new``: a fresh leaf, sharing nothing with ``new``."""
+    if isinstance(current, Scalar):
+        return Scalar(float(getattr(new, "data", new)))
+    return _snapshot(new)
