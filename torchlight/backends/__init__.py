@@ -1,0 +1,121 @@
+"""Modules 2-3: the backends that run tensor operations, by name.
+
+``"simple"`` (pure Python, the reference), ``"fast"`` (numba, parallel CPU) and ``"cuda"``
+(numba.cuda, or its simulator with ``NUMBA_ENABLE_CUDASIM=1``). ``get(name)`` returns the
+``TensorBackend``; the compiled ones are imported only when first asked for. A backend that
+cannot run here raises an error saying what is missing: nothing falls back silently.
+"""
+
+import importlib
+import os
+from typing import Callable, Dict, List, Union
+
+from .base import TensorBackend
+
+__all__ = ["TensorBackend", "BackendUnavailable", "get", "names", "register", "set_default_backend", "default"]
+
+
+class BackendUnavailable(RuntimeError):
+    """A known backend that cannot run on this machine (missing package or hardware)."""
+
+
+_factories: Dict[str, Callable[[], TensorBackend]] = {}
+_backends: Dict[str, TensorBackend] = {}
+_default: List[str] = []  # the default backend's name, once decided
+
+
+def register(name: str, factory: Callable[[], TensorBackend]) -> None:
+    """Make ``get(name)`` build its backend with ``factory()`` (called once, on first use)."""
+    _factories[name] = factory
+    _backends.pop(name, None)
+
+
+def names() -> List[str]:
+    """The names of all known backends (whether or not they can run here)."""
+    return sorted(_factories)
+
+
+def get(name: Union[str, TensorBackend]) -> TensorBackend:
+    """The backend called ``name`` (a TensorBackend passes through unchanged)."""
+    if isinstance(name, TensorBackend):
+        return name
+    backend = _backends.get(name)
+    if backend is None:
+        factory = _factories.get(name)
+        if factory is None:
+            raise ValueError(f"unknown backend {name!r}; the known backends are {', '.join(map(repr, names()))}")
+        backend = _backends[name] = factory()
+    return backend
+
+
+def default() -> TensorBackend:
+    """The backend new tensors get when none is named: $TORCHLIGHT_BACKEND, else 'simple'."""
+    if not _default:
+        _default.append(os.environ.get("TORCHLIGHT_BACKEND") or "simple")
+    return get(_default[0])
+
+
+def set_default_backend(name: Union[str, TensorBackend]) -> None:
+    """Make ``name`` the backend of new tensors created without ``backend=``."""
+    backend = get(name)  # fails now, with the reason, if it cannot run here
+    if _backends.get(backend.name) is not backend:  # a TensorBackend built by hand: remember it
+        _factories[backend.name] = lambda: backend
+        _backends[backend.name] = backend
+    _default[:] = [backend.name]
+
+
+def _simple() -> TensorBackend:
+    from . import simple
+
+    return TensorBackend(simple, "simple")
+
+
+def _compiled(name: str, module: str, needs: str) -> Callable[[], TensorBackend]:
+    """A factory importing ``torchlight.backends.<module>`` only when the backend is first used.
+
+    The module provides ``make_backend()``, which returns the TensorBackend (or raises
+    BackendUnavailable saying what is missing).
+    """
+
+    def factory() -> TensorBackend:
+        try:
+            importlib.import_module("numba")
+        except ImportError:
+            raise BackendUnavailable(
+                f"the {name!r} backend needs numba, which is not installed: pip install 'numba>=0.59'"
+            ) from None
+        try:
+            mod = importlib.import_module(f"{__name__}.{module}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{module}":
+                raise
+            raise BackendUnavailable(
+                f"the {name!r} backend ({__name__}.{module}) is not part of this installation of "
+                f"torchlight; use 'simple' or reinstall torchlight"
+            ) from None
+        return mod.make_backend()
+
+    factory.__doc__ = needs
+    return factory
+
+
+def _cuda() -> TensorBackend:
+    try:
+        from numba import cuda
+    except ImportError:
+        raise BackendUnavailable(
+            "the 'cuda' backend needs numba, which is not installed: pip install 'numba>=0.59'"
+        ) from None
+    if not cuda.is_available():
+        raise BackendUnavailable(
+            "the 'cuda' backend found no usable CUDA GPU (numba.cuda.is_available() is False: no GPU, "
+            "no driver, or no CUDA toolkit; see numba.cuda.detect()). To run the cuda kernels on the "
+            "CPU in numba's simulator, set the environment variable NUMBA_ENABLE_CUDASIM=1 before "
+            "Python starts; or use the 'fast' backend"
+        )
+    return _compiled("cuda", "cuda", "numba.cuda")()
+
+
+register("simple", _simple)
+register("fast", _compiled("fast", "fast", "numba"))
+register("cuda", _cuda)

@@ -1,0 +1,177 @@
+"""Modules 2-3: TensorBackend, which turns a kernel set into tensor operations.
+
+A kernel set is any object (usually a module: ``simple``, ``fast``, ``cuda``) with four members:
+
+- ``map_kernel(fn)`` returns ``kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides)``:
+  ``out[i] = fn(in[i])`` for every index i of out; ``in`` broadcasts to ``out``.
+- ``zip_kernel(fn)`` returns ``kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape,
+  b_strides)``: ``out[i] = fn(a[i], b[i])``; ``a`` and ``b`` broadcast to ``out``.
+- ``reduce_kernel(fn)`` returns ``kernel(out, out_shape, out_strides, a, a_shape, a_strides,
+  reduce_dim, start)``: ``out`` has a's shape with size 1 at ``reduce_dim``, and each element of out
+  becomes ``fn(...fn(fn(start, a[.., 0, ..]), a[.., 1, ..])..)`` along ``reduce_dim``.
+- ``matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)``:
+  ``out[p] = a[p] @ b[p]`` for 3-D shapes ``(batch, n, k) @ (batch, k, m) -> (batch, n, m)``;
+  a batch size of 1 in ``a`` or ``b`` broadcasts.
+
+Every storage is a 1-D float64 numpy array that starts at the tensor's first element; shapes and
+strides are 1-D int64 numpy arrays. ``out`` is freshly allocated and contiguous unless the caller
+passes ``out=``: then it can be any strided view, so kernels must index it through its strides.
+For map and zip ``out`` is uninitialized (write every element); for reduce it is already filled
+with ``start`` and for matmul with zeros, so a kernel may either accumulate or overwrite.
+
+Everything about shapes (broadcasting, checking, batching for matmul) happens here in Python.
+"""
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .. import scalar
+from .. import tensor_data as td_mod  # imported as a module: tensor_data itself imports this package
+
+
+class TensorBackend:
+    """Tensor operations built from one kernel set: ``map``, ``zip``, ``reduce``, ``matrix_multiply``.
+
+    ``map(fn)``, ``zip(fn)`` and ``reduce(fn, start)`` lift a ``torchlight.scalar`` function to a
+    function on tensors; each is built (and, for compiled backends, compiled) once per ``fn``.
+    Pass module-level functions, not lambdas made afresh on every call. The results are new
+    tensors without history: Functions call these in their forward.
+    """
+
+    def __init__(self, kernels: Any, name: str):
+        self.kernels = kernels
+        self.name = name
+        self._ops: dict = {}
+        self._matmul = kernels.matmul_kernel
+
+    def __repr__(self) -> str:
+        return f"TensorBackend('{self.name}')"
+
+    def _check(self, op: str, *tensors: Any) -> None:
+        for t in tensors:
+            if t.backend is not self:
+                raise RuntimeError(
+                    f"{op}: expected all tensors on the '{self.name}' backend, but found one on the "
+                    f"'{t.backend.name}' backend; move it first with .to('{self.name}')"
+                )
+
+    def _kernel(self, kind: str, fn: Callable) -> Callable:
+        key = (kind, fn)
+        kernel = self._ops.get(key)
+        if kernel is None:
+            kernel = self._ops[key] = getattr(self.kernels, kind)(fn)
+        return kernel
+
+    def map(self, fn: Callable[[float], float]) -> Callable:
+        """``map(fn)(a, out=None)``: fn applied to every element; ``a`` broadcasts to ``out``."""
+        kernel = self._kernel("map_kernel", fn)
+
+        def apply(a, out=None):
+            self._check(f"map({fn.__name__})", a)
+            if out is None:
+                out = type(a)(td_mod.TensorData.empty(a._data.shape), self)
+            else:
+                self._check(f"map({fn.__name__})", out)
+                _check_broadcasts_to(a.shape, out.shape, f"map({fn.__name__})")
+            kernel(*out._data.kernel_args(), *a._data.kernel_args())
+            return out
+
+        return apply
+
+    def zip(self, fn: Callable[[float, float], float]) -> Callable:
+        """``zip(fn)(a, b, out=None)``: fn applied to pairs of elements, a and b broadcast together."""
+        kernel = self._kernel("zip_kernel", fn)
+
+        def apply(a, b, out=None):
+            self._check(f"zip({fn.__name__})", a, b)
+            shape = a._data.shape if a._data.shape == b._data.shape else td_mod.shape_broadcast(a.shape, b.shape)
+            if out is None:
+                out = type(a)(td_mod.TensorData.empty(shape), self)
+            else:
+                self._check(f"zip({fn.__name__})", out)
+                _check_broadcasts_to(shape, out.shape, f"zip({fn.__name__})")
+            kernel(*out._data.kernel_args(), *a._data.kernel_args(), *b._data.kernel_args())
+            return out
+
+        return apply
+
+    def reduce(self, fn: Callable[[float, float], float], start: float = 0.0) -> Callable:
+        """``reduce(fn, start)(a, dim)``: fold dimension ``dim`` with fn from ``start``; dim keeps size 1."""
+        kernel = self._kernel("reduce_kernel", fn)
+
+        def apply(a, dim):
+            self._check(f"reduce({fn.__name__})", a)
+            data = a._data
+            dim = td_mod.normalize_dim(dim, data.dims)
+            if data.dims == 0:  # a 0-d tensor reduces as a tensor of shape (1,)
+                data = data.view(1)
+            shape = data.shape[:dim] + (1,) + data.shape[dim + 1 :]
+            out = td_mod.TensorData(np.full(td_mod.prod(shape), float(start)), shape)
+            kernel(*out.kernel_args(), *data.kernel_args(), dim, float(start))
+            if a._data.dims == 0:
+                out = out.view(())
+            return type(a)(out, self)
+
+        return apply
+
+    def matrix_multiply(self, a: Any, b: Any) -> Any:
+        """The matrix product with numpy's rules: 1-D operands are vectors, batch dims broadcast."""
+        self._check("matmul", a, b)
+        if a.dims == 0 or b.dims == 0:
+            raise RuntimeError(
+                f"both arguments to matmul need to be at least 1D, but they are {a.dims}D and {b.dims}D"
+            )
+        ad = a._data.unsqueeze(0) if a.dims == 1 else a._data
+        bd = b._data.unsqueeze(1) if b.dims == 1 else b._data
+        n, k = ad.shape[-2:]
+        k2, m = bd.shape[-2:]
+        if k != k2:
+            raise RuntimeError(
+                f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied ({n}x{k} and {k2}x{m}): "
+                "the last dimension of the first must equal the second-to-last dimension of the second"
+            )
+        try:
+            batch = td_mod.shape_broadcast(ad.shape[:-2], bd.shape[:-2])
+        except RuntimeError:
+            raise RuntimeError(
+                f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be broadcast together"
+            ) from None
+        nb = td_mod.prod(batch)
+        out = td_mod.TensorData(np.zeros(nb * n * m), (nb, n, m))
+        self._matmul(*out.kernel_args(), *self._as_3d(ad, batch).kernel_args(), *self._as_3d(bd, batch).kernel_args())
+        shape = batch + ((n,) if a.dims > 1 else ()) + ((m,) if b.dims > 1 else ())
+        return type(a)(out.view(shape), self)
+
+    def _as_3d(self, data: "td_mod.TensorData", batch: tuple) -> "td_mod.TensorData":
+        """``data`` (..., r, c) as a 3-D view (batch, r, c), copying only if its strides demand it."""
+        r, c = data.shape[-2:]
+        rs, cs = data.strides[-2:]
+        if td_mod.prod(data.shape[:-2]) == 1:  # one matrix for the whole batch: a batch of 1 broadcasts
+            return data._view((1, r, c), (0, rs, cs))
+        data = data.expand(batch + (r, c))
+        stride = _merged_stride(data.shape[:-2], data.strides[:-2])
+        if stride is None:  # e.g. a broadcast batch dim between two real ones: no single stride walks it
+            data = self._copy(data)
+            rs, cs = data.strides[-2:]
+            stride = r * c
+        return data._view((td_mod.prod(batch), r, c), (stride, rs, cs))
+
+    def _copy(self, data: "td_mod.TensorData") -> "td_mod.TensorData":
+        out = td_mod.TensorData.empty(data.shape)
+        self._kernel("map_kernel", scalar.id)(*out.kernel_args(), *data.kernel_args())
+        return out
+
+
+def _merged_stride(shape: tuple, strides: tuple) -> Optional[int]:
+    """The one stride that walks these dimensions as a single flattened one, or None if none does."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    for (_, outer), (size, inner) in zip(dims, dims[1:]):
+        if outer != inner * size:
+            return None
+    return dims[-1][1] if dims else 0
+
+
+def _check_broadcasts_to(shape: tuple, target: tuple, op: str) -> None:
+    if shape != target and td_mod.shape_broadcast(shape, target) != tuple(target):
+        raise RuntimeError(f"{op}: the result of shape {tuple(shape)} does not fit out= of shape {tuple(target)}")

@@ -1,0 +1,369 @@
+"""Module 2: TensorData, a tensor's storage, shape and strides, and every shape computation.
+
+A tensor is a view of a flat 1-D ``storage`` (a float64 numpy array): the element at index
+``(i0, i1, ...)`` lives at ``offset + i0 * strides[0] + i1 * strides[1] + ...``. Permuting,
+slicing, expanding and viewing only change ``shape``, ``strides`` and ``offset``; they never copy.
+All shape logic lives here, in Python; kernels see only flat arrays with shape and strides.
+"""
+
+from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .backends.indexing import broadcast_index, index_to_position, to_index
+
+__all__ = [
+    "IndexingError",
+    "TensorData",
+    "broadcast_index",
+    "index_to_position",
+    "shape_broadcast",
+    "strides_from_shape",
+    "to_index",
+]
+
+Shape = Tuple[int, ...]
+
+
+class IndexingError(IndexError):
+    """An index or dimension that does not fit a tensor's shape."""
+
+
+class _Version:
+    """The in-place modification counter, one object shared by every view of a storage."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def prod(shape: Iterable[int]) -> int:
+    """The number of elements of a tensor of this shape (1 for the 0-d shape ())."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def strides_from_shape(shape: Sequence[int]) -> Shape:
+    """The strides of a contiguous (row-major) tensor of this shape: (3, 1) for (2, 3)."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)  # as PyTorch: a dimension of size 0 does not zero the strides
+    return tuple(reversed(strides))
+
+
+def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
+    """The shape that two broadcast shapes make together (numpy's rules), or a RuntimeError.
+
+    Shapes are aligned on their last dimension; each pair of sizes must be equal or contain a 1.
+    """
+    n = max(len(shape1), len(shape2))
+    a = (1,) * (n - len(shape1)) + tuple(shape1)
+    b = (1,) * (n - len(shape2)) + tuple(shape2)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise RuntimeError(
+                f"shapes {tuple(shape1)} and {tuple(shape2)} cannot be broadcast together: the size "
+                f"of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+            )
+    return tuple(out)
+
+
+def normalize_dim(dim: int, dims: int) -> int:
+    """``dim`` as a non-negative dimension of a tensor with ``dims`` dimensions (-1 is the last)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"a dimension must be an integer, got {type(dim).__name__}: {dim!r}")
+    low, high = (-dims, dims - 1) if dims > 0 else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexingError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return int(dim) % max(dims, 1)
+
+
+def _format_shape(shape: Sequence[int]) -> str:
+    return str(tuple(shape))
+
+
+class TensorData:
+    """Storage, offset, shape and strides of one tensor (or view), plus the shape operations."""
+
+    __slots__ = ("storage", "offset", "shape", "strides", "size", "version", "_kernel_args")
+
+    def __init__(
+        self,
+        storage: Union[np.ndarray, Sequence[float]],
+        shape: Sequence[int],
+        strides: Optional[Sequence[int]] = None,
+        offset: int = 0,
+        version: Optional[_Version] = None,
+    ):
+        if not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
+            storage = np.ascontiguousarray(storage, dtype=np.float64).reshape(-1)
+        shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise RuntimeError(f"negative dimension in shape {shape}")
+        strides = strides_from_shape(shape) if strides is None else tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise IndexingError(f"strides {strides} and shape {shape} must have the same length")
+        size = prod(shape)
+        if size:
+            last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+            if offset < 0 or min(strides, default=0) < 0 or last >= len(storage):
+                raise IndexingError(
+                    f"storage of {len(storage)} elements is too small for shape {shape} with strides "
+                    f"{strides} and offset {offset}"
+                )
+        self.storage = storage
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.size = size
+        self.version = _Version() if version is None else version
+        self._kernel_args = None
+
+    @classmethod
+    def zeros(cls, shape: Sequence[int]) -> "TensorData":
+        """A new contiguous TensorData of zeros."""
+        return cls(np.zeros(prod(shape)), shape)
+
+    @classmethod
+    def empty(cls, shape: Sequence[int]) -> "TensorData":
+        """A new contiguous TensorData whose values are not set (the caller fills every element)."""
+        return cls(np.empty(prod(shape)), shape)
+
+    @property
+    def dims(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"TensorData(shape={self.shape}, strides={self.strides}, offset={self.offset})"
+
+    # -- what kernels see ---------------------------------------------------------------
+
+    def kernel_args(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(storage, shape, strides) as a kernel takes them: the storage starts at this view's
+        first element (so kernels need no offset), shape and strides are int64 arrays."""
+        args = self._kernel_args
+        if args is None:
+            storage = self.storage if self.offset == 0 else self.storage[self.offset :]
+            args = self._kernel_args = (
+                storage,
+                np.array(self.shape, dtype=np.int64),
+                np.array(self.strides, dtype=np.int64),
+            )
+        return args
+
+    # -- single elements ----------------------------------------------------------------
+
+    def is_contiguous(self) -> bool:
+        """True when the elements lie in storage in row-major order with no gaps.
+
+        As in PyTorch, the stride of a dimension of size 1 does not matter.
+        """
+        expected = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def index(self, index: Union[int, Sequence[int]]) -> int:
+        """The storage position of the element at ``index`` (negative entries count from the end)."""
+        if isinstance(index, (int, np.integer)):
+            index = (index,)
+        index = tuple(index)
+        if len(index) != len(self.shape):
+            raise IndexingError(f"index {index} must have {len(self.shape)} entries for shape {self.shape}")
+        fixed = []
+        for d, (i, size) in enumerate(zip(index, self.shape)):
+            if not -size <= i < size:
+                raise IndexingError(f"index {i} is out of bounds for dimension {d} with size {size}")
+            fixed.append(i % size)
+        return self.offset + index_to_position(fixed, self.strides)
+
+    def get(self, index: Union[int, Sequence[int]]) -> float:
+        """The value at ``index``."""
+        return float(self.storage[self.index(index)])
+
+    def set(self, index: Union[int, Sequence[int]], value: float) -> None:
+        """Write ``value`` at ``index``."""
+        self.storage[self.index(index)] = value
+
+    def indices(self) -> Iterator[Shape]:
+        """Every index of this shape, in row-major order."""
+        out = [0] * len(self.shape)
+        for ordinal in range(self.size):
+            to_index(ordinal, self.shape, out)
+            yield tuple(out)
+
+    # -- views: new shape, strides and offset over the same storage ---------------------
+
+    def _view(self, shape: Sequence[int], strides: Sequence[int], offset: Optional[int] = None) -> "TensorData":
+        return TensorData(self.storage, shape, strides, self.offset if offset is None else offset, self.version)
+
+    def permute(self, *order: int) -> "TensorData":
+        """A view with the dimensions reordered: dimension i of the result is ``order[i]`` of this one."""
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        if len(order) != len(self.shape):
+            raise RuntimeError(
+                f"permute: the order {tuple(order)} has {len(order)} dimensions but the tensor has "
+                f"{len(self.shape)} (shape {self.shape}); name every dimension exactly once"
+            )
+        order = tuple(normalize_dim(d, len(self.shape)) for d in order)
+        if sorted(order) != list(range(len(self.shape))):
+            raise RuntimeError(f"permute: the order {order} repeats a dimension; name every dimension exactly once")
+        return self._view([self.shape[d] for d in order], [self.strides[d] for d in order])
+
+    def view(self, *shape: int) -> "TensorData":
+        """A view with a new shape holding the same elements (one entry may be -1: inferred)."""
+        shape = _shape_arg(shape)
+        known = prod(s for s in shape if s != -1)
+        if shape.count(-1) > 1:
+            raise RuntimeError(f"view: only one dimension can be inferred (-1), got shape {shape}")
+        if -1 in shape:
+            if known == 0 or self.size % known:
+                raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        if prod(shape) != self.size:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
+        if not self.is_contiguous():
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead "
+                "(or .contiguous().view(...))."
+            )
+        return self._view(shape, strides_from_shape(shape))
+
+    def expand(self, *shape: int) -> "TensorData":
+        """A view repeating dimensions of size 1 (stride 0) and adding leading ones: no copy.
+
+        -1 keeps a dimension's size, as in PyTorch.
+        """
+        shape = _shape_arg(shape)
+        if len(shape) < len(self.shape):
+            raise RuntimeError(
+                f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
+                f"the number of dimensions in the tensor ({len(self.shape)})"
+            )
+        extra = len(shape) - len(self.shape)
+        new_shape, new_strides = [], []
+        for i, target in enumerate(shape):
+            if i < extra:
+                if target < 0:
+                    raise RuntimeError(f"expand: the size -1 is not allowed in a leading, new dimension ({shape})")
+                new_shape.append(target)
+                new_strides.append(0)
+                continue
+            size, stride = self.shape[i - extra], self.strides[i - extra]
+            if target == -1 or target == size:
+                new_shape.append(size)
+                new_strides.append(stride)
+            elif size == 1:
+                new_shape.append(target)
+                new_strides.append(0)
+            else:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target}) must match the existing size ({size}) "
+                    f"at non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: "
+                    f"{list(self.shape)}"
+                )
+        return self._view(new_shape, new_strides)
+
+    def unsqueeze(self, dim: int) -> "TensorData":
+        """A view with a new dimension of size 1 inserted at ``dim``."""
+        dim = normalize_dim(dim, len(self.shape) + 1)
+        stride = self.shape[dim] * self.strides[dim] if dim < len(self.shape) else 1
+        return self._view(self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:])
+
+    def squeeze(self, dim: int) -> "TensorData":
+        """A view without dimension ``dim``, which must have size 1."""
+        dim = normalize_dim(dim, len(self.shape))
+        if self.shape[dim] != 1:
+            raise RuntimeError(f"squeeze: dimension {dim} has size {self.shape[dim]}, not 1 (shape {self.shape})")
+        return self._view(self.shape[:dim] + self.shape[dim + 1 :], self.strides[:dim] + self.strides[dim + 1 :])
+
+    def getitem(self, key) -> "TensorData":
+        """The view that ``tensor[key]`` selects: integers drop a dimension, slices keep it,
+        ``None`` inserts one of size 1, ``...`` stands for all dimensions not named."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        for k in key:
+            if isinstance(k, bool) or not (
+                k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
+            ):
+                raise TypeError(
+                    "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got "
+                    f"{type(k).__name__}: {k!r}" + ("; use gather() to select by a tensor of indices"
+                                                     if hasattr(k, "shape") else "")
+                )
+        named = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if named > len(self.shape):
+            raise IndexingError(
+                f"too many indices for tensor of dimension {len(self.shape)} (got {named} for shape {self.shape})"
+            )
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexingError("an index can only have a single ellipsis ('...')")
+        fill = (slice(None),) * (len(self.shape) - named)
+        if Ellipsis in key:
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:at] + fill + key[at + 1 :]
+        else:
+            key = key + fill
+
+        offset, shape, strides, d = self.offset, [], [], 0
+        for k in key:
+            if k is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            size, stride = self.shape[d], self.strides[d]
+            if isinstance(k, slice):
+                if k.step is not None and k.step <= 0:
+                    raise ValueError("step must be greater than zero")
+                start, stop, step = k.indices(size)
+                n = len(range(start, stop, step))
+                if n:
+                    offset += start * stride
+                shape.append(n)
+                strides.append(stride * step)
+            else:
+                if not -size <= k < size:
+                    raise IndexingError(f"index {int(k)} is out of bounds for dimension {d} with size {size}")
+                offset += (int(k) % size) * stride
+            d += 1
+        return self._view(shape, strides, offset)
+
+    # -- copies -------------------------------------------------------------------------
+
+    def to_numpy(self) -> np.ndarray:
+        """A new numpy array (C-contiguous, float64) with this tensor's shape and values."""
+        base = self.storage[self.offset :] if self.size else np.zeros(1)
+        item = base.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            base, self.shape, tuple(s * item for s in self.strides), writeable=False
+        )
+        return np.array(view, dtype=np.float64, copy=True)
+
+    def contiguous(self) -> "TensorData":
+        """A contiguous copy (a new storage with its own version counter)."""
+        return TensorData(self.to_numpy().reshape(-1), self.shape)
+
+
+def _shape_arg(shape: Tuple) -> Shape:
+    """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {shape}")
+    return tuple(int(s) for s in shape)
