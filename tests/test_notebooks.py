@@ -1,0 +1,83 @@
+"""Every course notebook runs from top to bottom without an error, its grading cells included.
+
+Notebooks are found by name: ``notebooks/moduleN_*.ipynb`` is tested under the marker
+``moduleN``, so ``pytest -m module1`` runs the module 1 notebook with the rest of module 1.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+KERNEL = "torchlight-test-python"
+CELL_TIMEOUT = 300  # seconds; a whole notebook should take well under a minute
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _params():
+    params = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        m = re.match(r"module(\d+)_", path.name)
+        marks = [getattr(pytest.mark, f"module{m.group(1)}")] if m else []
+        params.append(pytest.param(path, marks=marks, id=path.stem))
+    return params
+
+
+@pytest.fixture
+def kernel_name(tmp_path, monkeypatch):
+    """A kernel that runs this very interpreter, so notebooks see this environment's torchlight.
+
+    The ``python3`` kernelspec found first may belong to another Python (a user-wide Jupyter);
+    a spec of our own, first on JUPYTER_PATH, rules that out.
+    """
+    spec = tmp_path / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "torchlight tests", "language": "python"})
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    return KERNEL
+
+
+def _execute(nb, kernel_name: str) -> None:
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(NOTEBOOKS)}},  # run with notebooks/ as the working directory
+    )
+    client.execute()
+
+
+def test_the_kernel_is_this_python(kernel_name):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")])
+    _execute(nb, kernel_name)
+    printed = nb.cells[0].outputs[0]["text"].strip()
+    assert Path(printed).resolve() == Path(sys.executable).resolve()
+
+
+def test_there_are_notebooks():
+    assert any(NOTEBOOKS.glob("module0_*.ipynb")), f"no course notebooks in {NOTEBOOKS}"
+
+
+@pytest.mark.parametrize("path", _params())
+def test_notebook_runs(path, kernel_name):
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", "notebooks declare the python3 kernel"
+    try:
+        _execute(nb, kernel_name)
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
+        failing = [
+            i
+            for i, cell in enumerate(nb.cells)
+            if any(out.get("output_type") == "error" for out in cell.get("outputs", ()))
+        ]
+        where = f"cell {failing[0]}" if failing else "a cell"
+        pytest.fail(f"{path.name}: {where} failed:\n{_ANSI.sub('', str(error))}", pytrace=False)

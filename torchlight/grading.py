@@ -1,0 +1,438 @@
+"""Course grading: run one stage's checks and show which pass.
+
+A stage is one task of a course module, named ``"1.3"`` (module 1, task 3). Its checks are the
+tests in ``tests/module1/`` marked ``task1_3``: property tests and central-difference checks.
+``grade("1.3")`` runs them in this Python process (so it sees the code as it is now, including
+anything changed in a notebook), shows a pass/fail table and returns a :class:`GradeResult`.
+
+In a notebook::
+
+    from torchlight import grading
+    result = grading.grade("1.3")
+    assert result.passed
+
+On the command line: ``python -m torchlight.grading 1.3`` (or ``1`` for all of module 1).
+
+The stages and their titles are the ``taskN_K`` markers registered in ``setup.cfg``; the tests
+ship with the source checkout, not with an installed package, so grading needs the checkout.
+"""
+
+import argparse
+import configparser
+import contextlib
+import html
+import io
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import torchlight
+
+__all__ = ["GradeResult", "Row", "Stage", "StageFailed", "grade", "stages"]
+
+_CHECKOUT = Path(torchlight.__file__).resolve().parents[1]
+_CHECKOUT_HELP = (
+    "grading runs the course's test suite, which comes with the source checkout, not with an "
+    "installed package. Get the checkout and install it in editable mode:\n"
+    "    git clone <torchlight repository> torchlight && cd torchlight && pip install -e '.[test]'"
+)
+_TASK = re.compile(r"^task(\d+)_(\d+)$")
+_MODULE = re.compile(r"^module(\d+)$")
+
+
+class StageFailed(AssertionError):
+    """Raised by ``grade(..., strict=True)`` when a stage does not pass."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One gradable unit: a task (``"1.3"``) or a whole module (``"1"``)."""
+
+    module: int
+    task: Optional[int]
+    title: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}" if self.task is None else f"{self.module}.{self.task}"
+
+    @property
+    def marker(self) -> str:
+        return f"module{self.module}" if self.task is None else f"task{self.module}_{self.task}"
+
+
+@dataclass
+class Row:
+    """The outcome of one check."""
+
+    test: str  # file::function[params], relative to tests/moduleN/
+    stage: str  # "1.3", or "" when a file could not even be collected
+    outcome: str  # "passed", "failed", "error" (outside the test body) or "skipped"
+    message: str = ""  # why it failed or was skipped, shortened
+    seconds: float = 0.0
+
+
+@dataclass
+class GradeResult:
+    """What ``grade`` found: the rows of the table, their counts and ``passed``."""
+
+    stage: Stage
+    rows: List[Row] = field(default_factory=list)
+    problem: str = ""  # why the stage cannot pass although no row failed (e.g. no tests found)
+    seconds: float = 0.0
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        """Number of checks per outcome, e.g. ``{"passed": 11, "failed": 1}``."""
+        counts: Dict[str, int] = {}
+        for row in self.rows:
+            counts[row.outcome] = counts.get(row.outcome, 0) + 1
+        return counts
+
+    @property
+    def total(self) -> int:
+        return len(self.rows)
+
+    @property
+    def failures(self) -> List[Row]:
+        return [r for r in self.rows if r.outcome in ("failed", "error")]
+
+    @property
+    def passed(self) -> bool:
+        """True when at least one check ran and every check passed (skips aside)."""
+        return not self.problem and not self.failures and self.counts.get("passed", 0) > 0
+
+    def summary(self) -> str:
+        """One line: the stage and how it went."""
+        head = f"Stage {self.stage.name} ({self.stage.title})"
+        if self.problem:
+            return f"{head}: NOT PASSED. {self.problem}"
+        counts = self.counts
+        parts = [f"{counts[k]} {k}" for k in ("passed", "failed", "error", "skipped") if counts.get(k)]
+        verdict = "PASSED" if self.passed else "NOT PASSED"
+        return f"{head}: {verdict}, {', '.join(parts)} in {self.seconds:.1f} s"
+
+    def table(self) -> List[Row]:
+        """The rows as shown: the cases of one parametrized test folded into one row."""
+        groups: Dict[Tuple[str, str], List[Row]] = {}
+        for row in self.rows:
+            groups.setdefault((row.stage, row.test.split("[", 1)[0]), []).append(row)
+        shown = []
+        for (stage, test), rows in groups.items():
+            if len(rows) == 1:
+                shown.append(rows[0])
+                continue
+            worst = max(rows, key=lambda r: _WORST.index(r.outcome))
+            bad = [r for r in rows if r.outcome != "passed"]
+            label = f"{test}  ({len(rows)} cases)" if not bad else f"{test}  ({len(bad)} of {len(rows)} cases {worst.outcome})"
+            notes = [f"[{r.test.partition('[')[2].rstrip(']')}] {r.message}" for r in bad[:3]]
+            if len(bad) > 3:
+                notes.append(f"... and {len(bad) - 3} more")
+            shown.append(Row(label, stage, worst.outcome, "\n".join(notes), sum(r.seconds for r in rows)))
+        return shown
+
+    def to_text(self) -> str:
+        """The table as plain text."""
+        lines = [self.summary()]
+        for row in self.table():
+            lines.append(f"  {_MARK[row.outcome]:4}  {self._label(row)}")
+            lines.extend(f"          {line}" for line in row.message.splitlines())
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """The table as HTML, for notebooks: failures first and, in a long table, passes folded away."""
+        colour = "#1a7f37" if self.passed else "#cf222e"
+        out = [
+            f'<div style="font-family:sans-serif"><p style="font-weight:bold;color:{colour}">'
+            f"{html.escape(self.summary())}</p>"
+        ]
+        rows = self.table()
+        visible, folded = rows, []
+        if len(rows) > 12:
+            visible = [r for r in rows if r.outcome != "passed"]
+            folded = [r for r in rows if r.outcome == "passed"]
+        if visible:
+            out.append(self._html_rows(visible))
+        if folded:
+            out.append(f"<details><summary>{len(folded)} passing checks</summary>{self._html_rows(folded)}</details>")
+        out.append("</div>")
+        return "".join(out)
+
+    def _label(self, row: Row) -> str:
+        # A whole module's table says which stage each check belongs to.
+        return f"[{row.stage}] {row.test}" if self.stage.task is None and row.stage else row.test
+
+    def _html_rows(self, rows: List[Row]) -> str:
+        out = ['<table style="border-collapse:collapse;text-align:left">']
+        for row in rows:
+            text, colour = _BADGE[row.outcome]
+            message = f'<pre style="margin:0;white-space:pre-wrap">{html.escape(row.message)}</pre>' if row.message else ""
+            out.append(
+                '<tr style="border-top:1px solid #ddd;vertical-align:top">'
+                f'<td style="padding:2px 8px;color:{colour};font-weight:bold;white-space:nowrap">{text}</td>'
+                f'<td style="padding:2px 8px"><code>{html.escape(self._label(row))}</code>{message}</td></tr>'
+            )
+        out.append("</table>")
+        return "".join(out)
+
+    def show(self) -> None:
+        """Display the table: HTML inside a Jupyter kernel, plain text elsewhere."""
+        if _in_kernel():
+            from IPython.display import HTML, display
+
+            display(HTML(self.to_html()))
+        else:
+            print(self.to_text())
+
+    def __repr__(self) -> str:
+        # Short on purpose: grade() has already shown the table, and a notebook cell ending in
+        # grade(...) would otherwise show it twice.
+        return f"<GradeResult {self.summary()}>"
+
+
+_WORST = ["passed", "skipped", "failed", "error"]
+_MARK = {"passed": "ok", "failed": "FAIL", "error": "ERR", "skipped": "skip"}
+_BADGE = {
+    "passed": ("✓ pass", "#1a7f37"),
+    "failed": ("✗ fail", "#cf222e"),
+    "error": ("✗ error", "#cf222e"),
+    "skipped": ("– skip", "#6e7781"),
+}
+
+
+def stages() -> Dict[str, Stage]:
+    """Every gradable stage by name (``"1.3"``, and ``"1"`` for a whole module), in course order."""
+    markers = _registered_markers()
+    found: Dict[str, Stage] = {}
+    modules = {int(m.group(1)): title for name, title in markers.items() if (m := _MODULE.match(name))}
+    for name, title in markers.items():
+        m = _TASK.match(name)
+        if m:
+            stage = Stage(int(m.group(1)), int(m.group(2)), title)
+            if stage.module not in modules:
+                continue
+            found.setdefault(str(stage.module), Stage(stage.module, None, modules[stage.module]))
+            found[stage.name] = stage
+    return found
+
+
+def grade(
+    stage: Union[str, int, float],
+    *,
+    strict: bool = False,
+    show: bool = True,
+    tests_dir: Optional[Union[str, Path]] = None,
+) -> GradeResult:
+    """Run the checks of ``stage`` (``"1.3"``, ``"task1_3"``, or ``"1"`` for a module) and show the table.
+
+    Returns a :class:`GradeResult`; ``result.passed`` says whether every check passed. With
+    ``strict=True`` a stage that does not pass raises :class:`StageFailed` after the table is
+    shown. ``tests_dir`` replaces the checkout's ``tests/`` folder (for testing the grader).
+    """
+    chosen = _find_stage(stage)
+    tests = Path(tests_dir) if tests_dir is not None else _CHECKOUT / "tests"
+    folder = tests / f"module{chosen.module}"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"grading found no test folder {folder}. {_CHECKOUT_HELP}")
+
+    result = _run(chosen, folder)
+    if show:
+        result.show()
+    if strict and not result.passed:
+        raise StageFailed(result.summary())
+    return result
+
+
+def _find_stage(stage: Union[str, int, float]) -> Stage:
+    name = str(stage).strip()
+    m = _TASK.match(name) or _MODULE.match(name)
+    if m:
+        name = ".".join(m.groups())
+    known = stages()
+    if name not in known:
+        listing = "\n".join(f"  {s.name:4} {s.title}" for s in known.values())
+        raise ValueError(f"unknown stage {stage!r}; the stages are:\n{listing}")
+    return known[name]
+
+
+def _registered_markers() -> Dict[str, str]:
+    # setup.cfg's [tool:pytest] markers is the one list of stages: pytest enforces it
+    # (--strict-markers), so grading cannot drift from what the tests use.
+    cfg = _CHECKOUT / "setup.cfg"
+    if not cfg.is_file():
+        raise FileNotFoundError(f"grading found no {cfg}. {_CHECKOUT_HELP}")
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(cfg, encoding="utf-8")
+    markers: Dict[str, str] = {}
+    for line in parser.get("tool:pytest", "markers", fallback="").splitlines():
+        name, _, title = line.partition(":")
+        if name.strip():
+            markers[name.strip()] = title.strip()
+    return markers
+
+
+class _Collector:
+    """A pytest plugin that records each test's outcome instead of printing it."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.rows: Dict[str, Row] = {}
+        self.broken: List[Row] = []  # files that failed to import
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.broken.append(Row(report.nodeid or "(collection)", "", "error", _shorten(report)))
+
+    def pytest_collection_finish(self, session) -> None:
+        for item in session.items:
+            self.rows[item.nodeid] = Row(_short_id(item.nodeid), _stage_of(item), "passed")
+
+    def pytest_runtest_logreport(self, report) -> None:
+        row = self.rows.get(report.nodeid)
+        if row is None:
+            return
+        row.seconds += report.duration
+        if row.outcome != "passed":
+            return  # keep the first problem (a teardown error after a failure adds nothing)
+        if report.failed:
+            row.outcome = "failed" if report.when == "call" else "error"
+            row.message = _shorten(report)
+        elif report.skipped:
+            row.outcome = "passed" if hasattr(report, "wasxfail") else "skipped"
+            row.message = _skip_reason(report)
+
+
+def _run(stage: Stage, folder: Path) -> GradeResult:
+    try:
+        import pytest
+    except ImportError:
+        raise ImportError("grading runs the tests with pytest: pip install -e '.[test]'") from None
+    collector = _Collector(folder)
+    args = [
+        str(folder),
+        "-m",
+        stage.marker,
+        "-p",
+        "no:cacheprovider",  # write nothing into the checkout
+        "-p",
+        "no:faulthandler",  # leaves the notebook kernel's (or outer pytest's) stderr alone
+        "--import-mode=importlib",  # no sys.path changes in the caller's process
+        "--continue-on-collection-errors",  # one broken file must not hide every other result
+        "-q",
+    ]
+    output = io.StringIO()
+    start = time.perf_counter()
+    # pytest reports to sys.stdout; the table is the only output the user should see.
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output), warnings.catch_warnings():
+        code = pytest.main(args, plugins=[collector])
+    seconds = time.perf_counter() - start
+
+    # In collection order (file by file), but stage by stage when grading a whole module.
+    rows = sorted(collector.rows.values(), key=lambda r: [int(n) for n in r.stage.split(".") if n])
+    result = GradeResult(stage, collector.broken + rows, seconds=seconds)
+    if int(code) in (2, 3, 4):  # interrupted, internal error, usage error
+        tail = "\n".join(output.getvalue().strip().splitlines()[-8:])
+        result.problem = f"pytest could not run the checks (exit code {int(code)}):\n{tail}"
+    elif not result.rows:
+        result.problem = (
+            f"no checks found: nothing in {folder} is marked {stage.marker}, so there is "
+            "nothing to pass yet"
+        )
+    elif not result.counts.get("passed") and not result.failures:
+        result.problem = "every check was skipped: " + result.rows[0].message
+    return result
+
+
+def _stage_of(item) -> str:
+    for mark in item.iter_markers():
+        m = _TASK.match(mark.name)
+        if m:
+            return ".".join(m.groups())
+    return ""
+
+
+def _short_id(nodeid: str) -> str:
+    # "tests/module1/test_scalar.py::test_add" -> "test_scalar.py::test_add"
+    path, sep, rest = nodeid.partition("::")
+    return Path(path).name + sep + rest
+
+
+_EXAMPLE = re.compile(r"(?:Falsifying example|Failing test case): (\w+)\((.*?)\n\)", re.DOTALL)
+_NOISE = ("Use -v to get more diff", "Full diff:")
+
+
+def _shorten(report, max_lines: int = 6, width: int = 160) -> str:
+    """The failing case in a few lines: the error message and hypothesis's falsifying example."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    example = _EXAMPLE.search(text) or _EXAMPLE.search(re.sub(r"(?m)^E {1,7}", "", report.longreprtext))
+    text = _EXAMPLE.sub("", text)
+    lines = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(_NOISE):
+            continue
+        if line.startswith("You can reproduce this example"):
+            break
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + ["..."]
+    if example:
+        lines.append(f"Falsifying example: {example.group(1)}({_arguments(example.group(2))})")
+    return "\n".join(lines)
+
+
+def _arguments(block: str) -> str:
+    # "\n    a=0.0,  # or any other generated value\n    b=1.0," -> "a=0.0, b=1.0"
+    parts = []
+    for line in block.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip().rstrip(",")
+        if line:
+            parts.append(line)
+    joined = ", ".join(parts)
+    return joined if len(joined) <= 300 else joined[:297] + "..."
+
+
+def _skip_reason(report) -> str:
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return ""
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (where HTML can be displayed)."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ip = shell.get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m torchlight.grading 1.3 [1.4 ...]``: grade stages; exit status 0 if all passed."""
+    parser = argparse.ArgumentParser(
+        prog="python -m torchlight.grading", description="Run course stages' checks and show a pass/fail table."
+    )
+    parser.add_argument("stages", nargs="*", help='stages such as "1.3", "task1_3", or "1" for a whole module')
+    parser.add_argument("--list", action="store_true", help="list the stages and exit")
+    ns = parser.parse_args(argv)
+    if not ns.stages and not ns.list:
+        parser.print_usage()
+    if ns.list or not ns.stages:
+        for s in stages().values():
+            print(f"{s.name:4} {s.title}" if s.task is not None else f"{s.name:4} Module {s.module}: {s.title}")
+        return 0 if ns.list else 2
+    try:
+        results = [grade(s) for s in ns.stages]
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0 if all(r.passed for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
