@@ -1,0 +1,605 @@
+"""Module 2: Tensor, an n-dimensional array of float64 that records the operations applied to it.
+
+Tensor is a thin façade: data lives in a ``TensorData`` (storage, shape, strides), computation
+happens in a backend (``t.backend``), and every operation is a Function from
+``torchlight.autograd.functions``, so one engine differentiates Scalars and Tensors alike.
+"""
+
+import numbers
+from collections import namedtuple
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import backends, scalar
+from .autograd import functions as F
+from .autograd.function import History
+from .autograd.grad_mode import _Mode
+from .autograd.graph import run_backward
+from .autograd.variable import Variable
+from .tensor_data import TensorData, _shape_arg, normalize_dim, prod, shape_broadcast
+
+__all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
+
+BackendLike = Union[str, backends.TensorBackend, None]
+
+# What ``max(dim)`` returns, as PyTorch's ``torch.return_types.max``.
+MaxResult = namedtuple("max", ["values", "indices"])
+
+
+def _backend(backend: BackendLike) -> backends.TensorBackend:
+    return backends.default() if backend is None else backends.get(backend)
+
+
+class Tensor(Variable):
+    """An n-dimensional array in the autodiff graph.
+
+    Make one with ``torchlight.tensor(data)``, ``zeros``, ``ones`` or ``rand``. A tensor made with
+    ``requires_grad=True`` is a leaf that receives ``.grad`` from ``backward()``; results of
+    operations on it record their history (``grad_fn``).
+    """
+
+    __slots__ = ("_data", "backend", "history", "_output_nr", "unique_id", "grad", "__weakref__")
+
+    def __init__(self, data: TensorData, backend: BackendLike = None, history: Optional[History] = None):
+        if not isinstance(data, TensorData):
+            raise TypeError(
+                f"Tensor(...) takes a TensorData; to make a tensor from {type(data).__name__}, use "
+                "torchlight.tensor(data)"
+            )
+        self._data = data
+        self.backend = backend if isinstance(backend, backends.TensorBackend) else _backend(backend)
+        self.history = history
+        self._output_nr = 0
+        self.unique_id = Variable._next_id()
+        self.grad: Optional["Tensor"] = None
+
+    # -- creation and conversion --------------------------------------------------------------
+
+    @staticmethod
+    def from_numpy(array: np.ndarray, backend: BackendLike = None) -> "Tensor":
+        """A tensor with the array's shape and values; a C-contiguous float64 array is shared, not copied."""
+        array = np.asarray(array)
+        if array.dtype != np.float64 or not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array, dtype=np.float64)
+        return Tensor(TensorData(array.reshape(-1), array.shape), backend)
+
+    def to_numpy(self) -> np.ndarray:
+        """A new numpy array with this tensor's values."""
+        return self._data.to_numpy()
+
+    def item(self) -> float:
+        """The value of a one-element tensor as a Python float."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return float(self._data.storage[self._data.offset])
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists, or a float for a 0-d tensor."""
+        return self.to_numpy().tolist()
+
+    def to(self, backend: Union[str, backends.TensorBackend]) -> "Tensor":
+        """This tensor on another backend (itself if already there); differentiable."""
+        target = backends.get(backend)
+        return self if target is self.backend else F.To.apply(self, target)
+
+    def _constant(self, array: Any) -> "Tensor":
+        """A constant tensor on this tensor's backend."""
+        array = np.asarray(array, dtype=np.float64)
+        return Tensor(TensorData(array.reshape(-1), array.shape), self.backend)
+
+    def new_tensor(self, data: Any) -> "Tensor":
+        """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
+        return tensor(data, backend=self.backend)
+
+    def new_zeros(self, *shape: int) -> "Tensor":
+        """Zeros of ``shape`` on this tensor's backend."""
+        return Tensor(TensorData.zeros(_shape_arg(shape)), self.backend)
+
+    def new_ones(self, *shape: int) -> "Tensor":
+        """Ones of ``shape`` on this tensor's backend."""
+        shape = _shape_arg(shape)
+        return Tensor(TensorData(np.ones(prod(shape)), shape), self.backend)
+
+    # -- attributes -----------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._data.shape
+
+    def size(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
+        """The shape, or with ``dim`` the size of that dimension."""
+        if dim is None:
+            return self._data.shape
+        return self._data.shape[normalize_dim(dim, self._data.dims)]
+
+    @property
+    def dims(self) -> int:
+        """Number of dimensions."""
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        """Number of dimensions (PyTorch's spelling)."""
+        return len(self._data.shape)
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return self._data.size
+
+    @property
+    def requires_grad(self) -> bool:
+        """True when operations on this tensor are recorded for backward."""
+        return self.history is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Turn gradient recording for this leaf on (or off); returns self."""
+        if requires_grad:
+            if self.history is None:
+                self.history = History()
+        elif self.history is not None:
+            if self.history.last_fn is not None:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach()."
+                )
+            self.history = None
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless this tensor was computed by a recorded operation (as PyTorch)."""
+        return self.history is None or self.history.last_fn is None
+
+    @property
+    def grad_fn(self) -> Optional[type]:
+        """The Function class that made this tensor (None for a leaf or constant)."""
+        return None if self.history is None else self.history.last_fn
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's values without history, sharing storage (as PyTorch's ``.data``)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's storage, outside the graph."""
+        return Tensor(self._data, self.backend)
+
+    def zero_grad_(self) -> None:
+        """Forget the accumulated gradient (``.grad = None``)."""
+        self.grad = None
+
+    def is_contiguous(self) -> bool:
+        """True when the elements lie in storage in row-major order without gaps."""
+        return self._data.is_contiguous()
+
+    def __repr__(self) -> str:
+        values = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(")
+        extra = ""
+        if self.history is not None:
+            fn = self.history.last_fn
+            extra = ", requires_grad=True" if fn is None else f", grad_fn=<{fn.name}>"
+        if self.backend is not backends.default():
+            extra += f", backend='{self.backend.name}'"
+        return f"tensor({values}{extra})"
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return self.item()
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # -- the Variable protocol ------------------------------------------------------------------
+
+    def accumulate_derivative(self, d: "Tensor") -> None:
+        """Add d to ``.grad`` (leaves that require grad only)."""
+        if self.history is None or self.history.last_fn is not None:
+            raise RuntimeError("accumulate_derivative is only for leaf tensors that require grad")
+        if self.grad is not None:
+            self.grad = self.grad + d
+        elif _Mode.enabled:  # create_graph: the gradient keeps its own graph, as in PyTorch
+            self.grad = d
+        else:
+            # A fresh copy: d may be shared (the same gradient reaches several leaves) or be a
+            # broadcast view, and .grad is updated in place by optimizers.
+            self.grad = Tensor(d._data.contiguous(), d.backend)
+
+    def _forward_value(self) -> "Tensor":
+        return self
+
+    @classmethod
+    def _wrap_output(cls, raw: Any) -> Optional["Tensor"]:
+        return raw if isinstance(raw, Tensor) else None
+
+    def _match_grad(self, g: Any, fn_name: str, index: int) -> "Tensor":
+        """g in this tensor's shape: equal, or summed down from a shape this one broadcasts to."""
+        if not isinstance(g, Tensor):
+            raise RuntimeError(
+                f"function {fn_name} returned an invalid gradient at index {index}: expected a Tensor, "
+                f"got {type(g).__name__}"
+            )
+        if g.backend is not self.backend:
+            raise RuntimeError(
+                f"function {fn_name} returned a gradient at index {index} on the '{g.backend.name}' "
+                f"backend for an input on the '{self.backend.name}' backend"
+            )
+        shape = self._data.shape
+        if g._data.shape == shape:
+            return g
+        try:
+            fits = shape_broadcast(shape, g.shape) == g.shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"Function {fn_name} returned an invalid gradient at index {index} - got {list(g.shape)} "
+                f"but expected shape compatible with {list(shape)}"
+            )
+        return _sum_to_shape(g, shape)
+
+    def _grad_meta(self) -> Any:
+        return (self._data.shape, self.backend)
+
+    @classmethod
+    def _zero_grad(cls, meta: Any) -> "Tensor":
+        shape, backend = meta
+        return Tensor(TensorData.zeros(shape), backend)
+
+    def _default_grad(self) -> "Tensor":
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs (this tensor has shape "
+                f"{self.shape}); pass backward(grad) with a gradient of that shape, or reduce first, "
+                "e.g. .sum()"
+            )
+        return self.new_ones(self.shape)
+
+    @property
+    def _version(self) -> int:
+        return self._data.version.value
+
+    def _bump_version(self) -> None:
+        self._data.version.value += 1
+
+    def _alias(self) -> "Tensor":
+        return Tensor(self._data, self.backend)
+
+    def _describe(self) -> str:
+        return f"Tensor of shape {self.shape}"
+
+    def backward(self, grad: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+        """Accumulate into ``.grad`` of every leaf the gradient of this tensor (times ``grad``).
+
+        ``grad`` may be left out for a one-element tensor. The graph's saved tensors are freed
+        afterwards unless ``retain_graph=True`` (default: ``create_graph``); ``create_graph=True``
+        records the backward pass itself, for higher-order gradients.
+        """
+        if self.history is None:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn "
+                "(make the inputs with requires_grad=True, and do not compute under no_grad())"
+            )
+        if grad is None:
+            grad = self._default_grad()
+        else:
+            grad = self._lift(grad)
+            if grad.shape != self.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] has a "
+                    f"shape of {self.shape}."
+                )
+        if retain_graph is None:
+            retain_graph = create_graph
+        run_backward([self], [grad], retain_graph, create_graph)
+
+    # -- operators ------------------------------------------------------------------------------
+
+    def _lift(self, x: Any) -> "Tensor":
+        """A number becomes a constant 0-d tensor on this backend; a Tensor stays itself."""
+        if isinstance(x, Tensor):
+            return x
+        if isinstance(x, numbers.Real):
+            return Tensor(TensorData(np.array([float(x)]), ()), self.backend)
+        raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")
+
+    def __add__(self, b: Any) -> "Tensor":
+        return F.Add.apply(self, self._lift(b))
+
+    def __radd__(self, b: Any) -> "Tensor":
+        return F.Add.apply(self._lift(b), self)
+
+    def __sub__(self, b: Any) -> "Tensor":
+        return F.Sub.apply(self, self._lift(b))
+
+    def __rsub__(self, b: Any) -> "Tensor":
+        return F.Sub.apply(self._lift(b), self)
+
+    def __mul__(self, b: Any) -> "Tensor":
+        return F.Mul.apply(self, self._lift(b))
+
+    def __rmul__(self, b: Any) -> "Tensor":
+        return F.Mul.apply(self._lift(b), self)
+
+    def __truediv__(self, b: Any) -> "Tensor":
+        return F.Div.apply(self, self._lift(b))
+
+    def __rtruediv__(self, b: Any) -> "Tensor":
+        return F.Div.apply(self._lift(b), self)
+
+    def __pow__(self, b: Any) -> "Tensor":
+        return F.Pow.apply(self, self._lift(b))
+
+    def __rpow__(self, b: Any) -> "Tensor":
+        return F.Pow.apply(self._lift(b), self)
+
+    def __matmul__(self, b: "Tensor") -> "Tensor":
+        if not isinstance(b, Tensor):
+            raise TypeError(f"matmul needs two tensors, got Tensor @ {type(b).__name__}")
+        return F.MatMul.apply(self, b)
+
+    def __rmatmul__(self, b: Any) -> "Tensor":
+        raise TypeError(f"matmul needs two tensors, got {type(b).__name__} @ Tensor")
+
+    def __neg__(self) -> "Tensor":
+        return F.Neg.apply(self)
+
+    def __lt__(self, b: Any) -> "Tensor":
+        return F.LT.apply(self, self._lift(b))
+
+    def __gt__(self, b: Any) -> "Tensor":
+        return F.GT.apply(self, self._lift(b))
+
+    def __le__(self, b: Any) -> "Tensor":
+        return 1.0 - F.GT.apply(self, self._lift(b))
+
+    def __ge__(self, b: Any) -> "Tensor":
+        return 1.0 - F.LT.apply(self, self._lift(b))
+
+    def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
+        if not isinstance(b, (Tensor, numbers.Real)):
+            return NotImplemented
+        return F.EQ.apply(self, self._lift(b))
+
+    def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
+        if not isinstance(b, (Tensor, numbers.Real)):
+            return NotImplemented
+        return 1.0 - F.EQ.apply(self, self._lift(b))
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        return F.Index.apply(self, key)
+
+    # -- elementwise functions ------------------------------------------------------------------
+
+    def exp(self) -> "Tensor":
+        """e ** self, elementwise."""
+        return F.Exp.apply(self)
+
+    def log(self) -> "Tensor":
+        """Natural logarithm, elementwise (of self + 1e-6, so that log(0) is finite)."""
+        return F.Log.apply(self)
+
+    def sigmoid(self) -> "Tensor":
+        """1 / (1 + e ** -self), elementwise."""
+        return F.Sigmoid.apply(self)
+
+    def relu(self) -> "Tensor":
+        """max(self, 0), elementwise."""
+        return F.ReLU.apply(self)
+
+    def tanh(self) -> "Tensor":
+        """Hyperbolic tangent, elementwise."""
+        return F.Tanh.apply(self)
+
+    def sqrt(self) -> "Tensor":
+        """Square root, elementwise."""
+        return F.Sqrt.apply(self)
+
+    def abs(self) -> "Tensor":
+        """|self|, elementwise."""
+        return F.Abs.apply(self)
+
+    def is_close(self, b: Any) -> "Tensor":
+        """1.0 where |self - b| < 1e-2, else 0.0 (no gradient)."""
+        return F.IsClose.apply(self, self._lift(b))
+
+    # -- reductions -----------------------------------------------------------------------------
+
+    def _dims(self, dim: Any) -> Tuple[int, ...]:
+        if dim is None:
+            return tuple(range(self.dims))
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        out = tuple(sorted({normalize_dim(d, self.dims) for d in dims}))
+        return out if self.dims else ()
+
+    def _drop(self, t: "Tensor", dims: Tuple[int, ...]) -> "Tensor":
+        """t without the size-1 dimensions ``dims`` that a keepdim reduction left."""
+        for d in reversed(dims):
+            t = F.Squeeze.apply(t, d)
+        return t
+
+    def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        """The sum over ``dim`` (an int, a tuple, or None for all dimensions)."""
+        return F.Sum.apply(self, self._dims(dim), keepdim)
+
+    def mean(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        """The mean over ``dim`` (an int, a tuple, or None for all dimensions)."""
+        dims = self._dims(dim)
+        count = prod(self.shape[d] for d in dims)
+        return self.sum(dims, keepdim) * (1.0 / count)
+
+    def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+        """The largest element (0-d), or with ``dim`` a pair (values, indices) along it.
+
+        Indices are float tensors (torchlight holds float64 only) and have no gradient.
+        """
+        if dim is None:
+            return F.Max.apply(self)
+        if not self.dims:
+            return MaxResult(self.clone(), self.new_zeros(()))
+        return MaxResult(*F.Max.apply(self, normalize_dim(dim, self.dims), keepdim))
+
+    def all(self, dim: Optional[int] = None) -> "Tensor":
+        """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
+        dims = self._dims(dim)
+        nonzero = 1.0 - (self.detach() == 0.0)
+        for d in dims:
+            nonzero = self.backend.reduce(scalar.mul, 1.0)(nonzero, d)
+        return self._drop(nonzero, dims)
+
+    # -- shape and movement ---------------------------------------------------------------------
+
+    def permute(self, *order: int) -> "Tensor":
+        """A view with dimensions reordered: dimension i of the result is ``order[i]`` of self."""
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        return F.Permute.apply(self, order)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        """A view with two dimensions swapped."""
+        order = list(range(self.dims))
+        dim0, dim1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        return F.Permute.apply(self, tuple(order))
+
+    def view(self, *shape: int) -> "Tensor":
+        """A view with a new shape (one entry may be -1); self must be contiguous."""
+        return F.View.apply(self, _shape_arg(shape))
+
+    def reshape(self, *shape: int) -> "Tensor":
+        """A tensor with a new shape: a view when possible, else a copy."""
+        return self.contiguous().view(*shape)
+
+    def flatten(self) -> "Tensor":
+        """The elements as a 1-D tensor."""
+        return self.reshape(-1)
+
+    def contiguous(self) -> "Tensor":
+        """Self if contiguous, else a contiguous copy."""
+        return self if self._data.is_contiguous() else F.Copy.apply(self)
+
+    def clone(self) -> "Tensor":
+        """A copy in new storage (differentiable)."""
+        return F.Copy.apply(self)
+
+    def expand(self, *shape: int) -> "Tensor":
+        """A view repeating dimensions of size 1 to ``shape`` (-1 keeps a size), without copying."""
+        return F.BroadcastView.apply(self, _shape_arg(shape))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """``self.expand(other.shape)``"""
+        return self.expand(other.shape)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """A view with a dimension of size 1 inserted at ``dim``."""
+        return F.Unsqueeze.apply(self, dim)
+
+    def squeeze(self, dim: Optional[int] = None) -> "Tensor":
+        """A view without dimension ``dim`` if its size is 1 (without every size-1 dim if None)."""
+        if dim is None:
+            dims = tuple(d for d, n in enumerate(self.shape) if n == 1)
+            return self._drop(self, dims) if dims else self
+        dim = normalize_dim(dim, self.dims)
+        return F.Squeeze.apply(self, dim) if self.shape[dim] == 1 else self
+
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
+        return F.Gather.apply(self, dim, index)
+
+
+def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
+    """Sum g down to ``shape``, a shape that broadcasts to g's: the adjoint of broadcasting."""
+    extra = g.dims - len(shape)
+    dims = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1
+    )
+    return F.View.apply(F.Sum.apply(g, dims, True), shape)
+
+
+# -- creation -----------------------------------------------------------------------------------
+
+
+def tensor(data: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor (float64) from a number, nested lists of numbers, a numpy array or a Tensor."""
+    if isinstance(data, Tensor):
+        array = data.to_numpy()
+    else:
+        try:
+            array = np.array(data, dtype=np.float64)
+        except (ValueError, TypeError):
+            raise ValueError(_explain_bad_data(data)) from None
+    t = Tensor(TensorData(array.reshape(-1), array.shape), backend)
+    return t.requires_grad_(requires_grad)
+
+
+def _explain_bad_data(data: Any, dim: int = 0) -> str:
+    """Why ``data`` does not make a tensor: the first ragged row, or the first non-number."""
+    if isinstance(data, (list, tuple)):
+        lengths = [len(x) if isinstance(x, (list, tuple)) else None for x in data]
+        for i, n in enumerate(lengths):
+            if n != lengths[0]:
+                first = "a number" if lengths[0] is None else f"a sequence of length {lengths[0]}"
+                got = "a number" if n is None else f"length {n}"
+                return (
+                    f"tensor(): nested lists must be rectangular: expected {first} at dim {dim + 1} "
+                    f"(element {i} has {got})"
+                )
+        for x in data:
+            message = _explain_bad_data(x, dim + 1)
+            if message:
+                return message
+        return ""
+    if isinstance(data, numbers.Real):
+        return ""
+    return f"tensor(): expected numbers (or nested lists of them), got {type(data).__name__}: {data!r}"
+
+
+def zeros(*shape: int, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return Tensor(TensorData.zeros(_shape_arg(shape)), backend).requires_grad_(requires_grad)
+
+
+def ones(*shape: int, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
+    shape = _shape_arg(shape)
+    return Tensor(TensorData(np.ones(prod(shape)), shape), backend).requires_grad_(requires_grad)
+
+
+_rng = np.random.default_rng()
+
+
+def rand(
+    *shape: int,
+    backend: BackendLike = None,
+    requires_grad: bool = False,
+    seed: Optional[int] = None,
+    generator: Optional[np.random.Generator] = None,
+) -> Tensor:
+    """Uniform random values in [0, 1): reproducible with ``seed`` or a numpy ``generator``."""
+    shape = _shape_arg(shape)
+    rng = generator if generator is not None else (_rng if seed is None else np.random.default_rng(seed))
+    return Tensor(TensorData(rng.random(prod(shape)), shape), backend).requires_grad_(requires_grad)
