@@ -3,12 +3,13 @@
 from .function import Context, Function, History, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import backpropagate, grad, topological_sort
-from .numeric import central_difference
+from .numeric import GradcheckError, central_difference, gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = [
     "Context",
     "Function",
+    "GradcheckError",
     "History",
     "InplaceFunction",
     "NestedIOFunction",
@@ -17,6 +18,8 @@ __all__ = [
     "central_difference",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "is_grad_enabled",
     "no_grad",
     "once_differentiable",
