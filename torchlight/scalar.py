@@ -7,8 +7,6 @@ operator is plain arithmetic on floats: numba compiles them unchanged.
 import math
 from typing import Callable, Iterable, List
 
-EPS = 1e-6
-
 
 def mul(x: float, y: float) -> float:
     """x * y"""
@@ -67,8 +65,10 @@ def relu(x: float) -> float:
 
 
 def log(x: float) -> float:
-    """Natural log, nudged by EPS so that log(0) stays finite."""
-    return math.log(x + EPS)
+    """Natural log, as PyTorch: -inf at 0 and nan below it (where math.log would raise)."""
+    if x > 0.0:
+        return math.log(x)
+    return -math.inf if x == 0.0 else math.nan
 
 
 def exp(x: float) -> float:
@@ -77,18 +77,18 @@ def exp(x: float) -> float:
 
 
 def inv(x: float) -> float:
-    """1 / x"""
-    return 1.0 / x
+    """1 / x (inf at 0, as IEEE and PyTorch; plain Python would raise)"""
+    return 1.0 / x if x != 0.0 else math.inf
 
 
 def log_back(x: float, d: float) -> float:
     """d * d/dx log(x)"""
-    return d / (x + EPS)
+    return d / x if x != 0.0 else d * math.inf
 
 
 def inv_back(x: float, d: float) -> float:
     """d * d/dx (1/x)"""
-    return -d / (x * x)
+    return -d / (x * x) if x != 0.0 else -d * math.inf
 
 
 def relu_back(x: float, d: float) -> float:
@@ -106,8 +106,8 @@ def sub(x: float, y: float) -> float:
 
 
 def div(x: float, y: float) -> float:
-    """x / y"""
-    return x / y
+    """x / y (inf or nan when y is 0, as IEEE and PyTorch)"""
+    return x / y if y != 0.0 else x * math.inf
 
 
 def gt(x: float, y: float) -> float:
