@@ -61,6 +61,10 @@ class Stage:
         return f"{self.module}" if self.task is None else f"{self.module}.{self.task}"
 
     @property
+    def label(self) -> str:
+        return f"Module {self.module}" if self.task is None else f"Stage {self.name}"
+
+    @property
     def marker(self) -> str:
         return f"module{self.module}" if self.task is None else f"task{self.module}_{self.task}"
 
@@ -108,7 +112,7 @@ class GradeResult:
 
     def summary(self) -> str:
         """One line: the stage and how it went."""
-        head = f"Stage {self.stage.name} ({self.stage.title})"
+        head = f"{self.stage.label} ({self.stage.title})"
         if self.problem:
             return f"{head}: NOT PASSED. {self.problem}"
         counts = self.counts
@@ -208,7 +212,12 @@ def stages() -> Dict[str, Stage]:
     """Every gradable stage by name (``"1.3"``, and ``"1"`` for a whole module), in course order."""
     markers = _registered_markers()
     found: Dict[str, Stage] = {}
-    modules = {int(m.group(1)): title for name, title in markers.items() if (m := _MODULE.match(name))}
+    # "module1: module 1, scalar autodiff" -> module 1 titled "scalar autodiff"
+    modules = {
+        int(m.group(1)): re.sub(r"^module \d+,\s*", "", title)
+        for name, title in markers.items()
+        if (m := _MODULE.match(name))
+    }
     for name, title in markers.items():
         m = _TASK.match(name)
         if m:
@@ -254,9 +263,15 @@ def _find_stage(stage: Union[str, int, float]) -> Stage:
         name = ".".join(m.groups())
     known = stages()
     if name not in known:
-        listing = "\n".join(f"  {s.name:4} {s.title}" for s in known.values())
-        raise ValueError(f"unknown stage {stage!r}; the stages are:\n{listing}")
+        raise ValueError(f"unknown stage {stage!r}; the stages are:\n{_listing(known)}")
     return known[name]
+
+
+def _listing(known: Dict[str, Stage]) -> str:
+    return "\n".join(
+        f"  {s.name:4} {s.title}" if s.task is not None else f"  {s.name:4} Module {s.module}: {s.title}"
+        for s in known.values()
+    )
 
 
 def _registered_markers() -> Dict[str, str]:
@@ -278,25 +293,24 @@ def _registered_markers() -> Dict[str, str]:
 class _Collector:
     """A pytest plugin that records each test's outcome instead of printing it."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
+    def __init__(self):
         self.rows: Dict[str, Row] = {}
         self.broken: List[Row] = []  # files that failed to import
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.broken.append(Row(report.nodeid or "(collection)", "", "error", _shorten(report)))
+            self.broken.append(Row(_short_id(report.nodeid) or "(collection)", "", "error", _shorten(report)))
 
     def pytest_collection_finish(self, session) -> None:
         for item in session.items:
-            self.rows[item.nodeid] = Row(_short_id(item.nodeid), _stage_of(item), "passed")
+            self.rows[item.nodeid] = Row(_short_id(item.nodeid), _stage_of(item), "pending")
 
     def pytest_runtest_logreport(self, report) -> None:
         row = self.rows.get(report.nodeid)
         if row is None:
             return
         row.seconds += report.duration
-        if row.outcome != "passed":
+        if row.outcome not in ("pending", "passed"):
             return  # keep the first problem (a teardown error after a failure adds nothing)
         if report.failed:
             row.outcome = "failed" if report.when == "call" else "error"
@@ -304,6 +318,16 @@ class _Collector:
         elif report.skipped:
             row.outcome = "passed" if hasattr(report, "wasxfail") else "skipped"
             row.message = _skip_reason(report)
+        elif report.when == "call":
+            row.outcome = "passed"
+
+    def results(self) -> List[Row]:
+        for row in self.rows.values():
+            if row.outcome == "pending":  # the run stopped before reaching it
+                row.outcome, row.message = "error", "collected but never run"
+        # In collection order (file by file), but stage by stage when grading a whole module.
+        rows = sorted(self.rows.values(), key=lambda r: [int(n) for n in r.stage.split(".") if n])
+        return self.broken + rows
 
 
 def _run(stage: Stage, folder: Path) -> GradeResult:
@@ -311,7 +335,7 @@ def _run(stage: Stage, folder: Path) -> GradeResult:
         import pytest
     except ImportError:
         raise ImportError("grading runs the tests with pytest: pip install -e '.[test]'") from None
-    collector = _Collector(folder)
+    collector = _Collector()
     args = [
         str(folder),
         "-m",
@@ -331,16 +355,14 @@ def _run(stage: Stage, folder: Path) -> GradeResult:
         code = pytest.main(args, plugins=[collector])
     seconds = time.perf_counter() - start
 
-    # In collection order (file by file), but stage by stage when grading a whole module.
-    rows = sorted(collector.rows.values(), key=lambda r: [int(n) for n in r.stage.split(".") if n])
-    result = GradeResult(stage, collector.broken + rows, seconds=seconds)
+    result = GradeResult(stage, collector.results(), seconds=seconds)
     if int(code) in (2, 3, 4):  # interrupted, internal error, usage error
         tail = "\n".join(output.getvalue().strip().splitlines()[-8:])
         result.problem = f"pytest could not run the checks (exit code {int(code)}):\n{tail}"
     elif not result.rows:
         result.problem = (
-            f"no checks found: nothing in {folder} is marked {stage.marker}, so there is "
-            "nothing to pass yet"
+            f"no checks found: nothing in {folder.parent.name}/{folder.name} is marked "
+            f"{stage.marker}, so there is nothing to pass yet"
         )
     elif not result.counts.get("passed") and not result.failures:
         result.problem = "every check was skipped: " + result.rows[0].message
@@ -423,8 +445,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not ns.stages and not ns.list:
         parser.print_usage()
     if ns.list or not ns.stages:
-        for s in stages().values():
-            print(f"{s.name:4} {s.title}" if s.task is not None else f"{s.name:4} Module {s.module}: {s.title}")
+        print(_listing(stages()))
         return 0 if ns.list else 2
     try:
         results = [grade(s) for s in ns.stages]
