@@ -400,7 +400,7 @@ class Tensor(Variable):
         return F.Exp.apply(self)
 
     def log(self) -> "Tensor":
-        """Natural logarithm, elementwise (of self + 1e-6, so that log(0) is finite)."""
+        """Natural logarithm, elementwise (-inf at 0, as PyTorch)."""
         return F.Log.apply(self)
 
     def sigmoid(self) -> "Tensor":

@@ -89,7 +89,7 @@ class Pow(Function):
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
         ga = g * b * a ** (b - 1.0) if ctx.needs_input_grad[0] else None
-        # d/db a**b = a**b * log(a); torchlight's log is log(a + 1e-6), so a = 0 stays finite.
+        # d/db a**b = a**b * log(a)
         gb = g * out * a.log() if ctx.needs_input_grad[1] else None
         return ga, gb
 
@@ -124,7 +124,7 @@ class InvBack(Function):
 
 
 class Log(Function):
-    """log(a + 1e-6) (nudged as ``torchlight.scalar.log`` so that log(0) stays finite)."""
+    """Natural log (-inf at 0, nan below, as PyTorch)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -138,7 +138,7 @@ class Log(Function):
 
 
 class LogBack(Function):
-    """g * d/da log(a) = g / (a + 1e-6): Log's backward, differentiable in turn."""
+    """g * d/da log(a) = g / a: Log's backward, differentiable in turn."""
 
     @staticmethod
     def forward(ctx, a, g):
@@ -148,11 +148,7 @@ class LogBack(Function):
     @staticmethod
     def backward(ctx, gg):
         a, g = ctx.saved_tensors
-        if ctx.needs_input_grad[0]:
-            shifted = a + op.EPS
-            ga = -gg * g / (shifted * shifted)
-        else:
-            ga = None
+        ga = -gg * g / (a * a) if ctx.needs_input_grad[0] else None
         return ga, (LogBack.apply(a, gg) if ctx.needs_input_grad[1] else None)
 
 
