@@ -246,7 +246,7 @@ def test_no_grad_as_a_decorator_and_set_grad_enabled():
 
 
 def test_no_grad_restores_the_mode_after_an_error():
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(KeyError):
         with torchlight.no_grad():
-            Scalar(1.0) / 0.0
+            {}["missing"]
     assert torchlight.autograd.is_grad_enabled()

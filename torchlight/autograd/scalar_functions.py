@@ -54,27 +54,31 @@ class Inv(Function):
         return op.inv_back(a, d)
 
 
+def _pow(a: float, b: float) -> float:
+    """a ** b with PyTorch's answers where Python's differ: inf for 0 to a negative power,
+    nan for a negative base to a non-integer power (Python raises, or returns a complex)."""
+    if a == 0.0 and b < 0.0:
+        return math.inf
+    if a < 0.0 and math.isfinite(b) and not b.is_integer():
+        return math.nan
+    return op.pow(a, b)
+
+
 class Pow(Function):
     """a ** b. Either may be a plain number; the exponent's derivative needs a > 0."""
 
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
-        if a < 0.0 and b != int(b):
-            # Python would return a complex number here; a Scalar is real.
-            raise ValueError(
-                f"pow: a negative base ({a}) to a non-integer power ({b}) has no real value; "
-                "make the base positive (e.g. with abs) or the exponent an integer"
-            )
-        out = op.pow(a, b)
+        out = _pow(a, b)
         ctx.save_for_backward(a, b, out)
         return out
 
     @staticmethod
     def backward(ctx, d: float):
         a, b, out = ctx.saved_tensors
-        # Only work out the derivatives asked for: d/db needs log(a), defined for a > 0 only.
-        da = d * b * op.pow(a, b - 1.0) if ctx.needs_input_grad[0] else None
-        db = d * out * math.log(a) if ctx.needs_input_grad[1] else None
+        # Only work out the derivatives asked for: d/db needs log(a), real for a > 0 only.
+        da = d * b * _pow(a, b - 1.0) if ctx.needs_input_grad[0] else None
+        db = d * out * op.log(a) if ctx.needs_input_grad[1] else None
         return da, db
 
 

@@ -1,0 +1,1 @@
+"""Runnable training scripts for the course: ``python -m project.train`` and friends."""
