@@ -41,6 +41,9 @@ class Tensor(Variable):
 
     __slots__ = ("_data", "backend", "history", "_output_nr", "unique_id", "grad", "__weakref__")
 
+    # numpy defers to Tensor's operators: np.float64(2.0) * t is a Tensor, not an array of Tensors.
+    __array_ufunc__ = None
+
     def __init__(self, data: TensorData, backend: BackendLike = None, history: Optional[History] = None):
         if not isinstance(data, TensorData):
             raise TypeError(

@@ -107,10 +107,10 @@ class TensorData:
     ):
         if not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
             storage = np.ascontiguousarray(storage, dtype=np.float64).reshape(-1)
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
+        shape = tuple(map(int, shape))
+        if shape and min(shape) < 0:
             raise RuntimeError(f"negative dimension in shape {shape}")
-        strides = strides_from_shape(shape) if strides is None else tuple(int(s) for s in strides)
+        strides = strides_from_shape(shape) if strides is None else tuple(map(int, strides))
         if len(strides) != len(shape):
             raise IndexingError(f"strides {strides} and shape {shape} must have the same length")
         size = prod(shape)

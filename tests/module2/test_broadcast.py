@@ -85,6 +85,8 @@ def test_numbers_broadcast_on_either_side(backend_name):
     assert (a != 2.0).tolist() == [1.0, 0.0, 1.0]
     assert (a >= 2.0).tolist() == [0.0, 1.0, 1.0]
     assert (a <= 2.0).tolist() == [1.0, 1.0, 0.0]
+    assert (np.float64(2.0) * a).tolist() == [2.0, 4.0, 8.0]  # numpy scalars too, on either side
+    assert (a - np.float64(1.0)).tolist() == [0.0, 1.0, 3.0]
 
 
 def test_operands_that_do_not_broadcast_name_both_shapes(backend_name):

@@ -50,7 +50,7 @@ class TensorBackend:
 
     def _check(self, op: str, *tensors: Any) -> None:
         for t in tensors:
-            if t.backend is not self:
+            if t.backend is not self:  # mixing backends: name both, say how to fix it
                 raise RuntimeError(
                     f"{op}: expected all tensors on the '{self.name}' backend, but found one on the "
                     f"'{t.backend.name}' backend; move it first with .to('{self.name}')"
@@ -65,55 +65,72 @@ class TensorBackend:
 
     def map(self, fn: Callable[[float], float]) -> Callable:
         """``map(fn)(a, out=None)``: fn applied to every element; ``a`` broadcasts to ``out``."""
+        op = self._ops.get(("map", fn))
+        if op is not None:
+            return op
         kernel = self._kernel("map_kernel", fn)
+        name = f"map({fn.__name__})"
 
-        def apply(a, out=None):
-            self._check(f"map({fn.__name__})", a)
+        def op(a, out=None):
             if out is None:
+                self._check(name, a)
                 out = type(a)(td_mod.TensorData.empty(a._data.shape), self)
             else:
-                self._check(f"map({fn.__name__})", out)
-                _check_broadcasts_to(a.shape, out.shape, f"map({fn.__name__})")
+                self._check(name, a, out)
+                _check_broadcasts_to(a.shape, out.shape, name)
             kernel(*out._data.kernel_args(), *a._data.kernel_args())
             return out
 
-        return apply
+        self._ops[("map", fn)] = op
+        return op
 
     def zip(self, fn: Callable[[float, float], float]) -> Callable:
         """``zip(fn)(a, b, out=None)``: fn applied to pairs of elements, a and b broadcast together."""
+        op = self._ops.get(("zip", fn))
+        if op is not None:
+            return op
         kernel = self._kernel("zip_kernel", fn)
+        name = f"zip({fn.__name__})"
 
-        def apply(a, b, out=None):
-            self._check(f"zip({fn.__name__})", a, b)
-            shape = a._data.shape if a._data.shape == b._data.shape else td_mod.shape_broadcast(a.shape, b.shape)
+        def op(a, b, out=None):
+            self._check(name, a, b)
+            ad, bd = a._data, b._data
+            shape = ad.shape if ad.shape == bd.shape else td_mod.shape_broadcast(ad.shape, bd.shape)
             if out is None:
                 out = type(a)(td_mod.TensorData.empty(shape), self)
             else:
-                self._check(f"zip({fn.__name__})", out)
-                _check_broadcasts_to(shape, out.shape, f"zip({fn.__name__})")
-            kernel(*out._data.kernel_args(), *a._data.kernel_args(), *b._data.kernel_args())
+                self._check(name, out)
+                _check_broadcasts_to(shape, out.shape, name)
+            kernel(*out._data.kernel_args(), *ad.kernel_args(), *bd.kernel_args())
             return out
 
-        return apply
+        self._ops[("zip", fn)] = op
+        return op
 
     def reduce(self, fn: Callable[[float, float], float], start: float = 0.0) -> Callable:
         """``reduce(fn, start)(a, dim)``: fold dimension ``dim`` with fn from ``start``; dim keeps size 1."""
+        start = float(start)
+        op = self._ops.get(("reduce", fn, start))
+        if op is not None:
+            return op
         kernel = self._kernel("reduce_kernel", fn)
+        name = f"reduce({fn.__name__})"
 
-        def apply(a, dim):
-            self._check(f"reduce({fn.__name__})", a)
+        def op(a, dim):
+            self._check(name, a)
             data = a._data
             dim = td_mod.normalize_dim(dim, data.dims)
             if data.dims == 0:  # a 0-d tensor reduces as a tensor of shape (1,)
                 data = data.view(1)
             shape = data.shape[:dim] + (1,) + data.shape[dim + 1 :]
-            out = td_mod.TensorData(np.full(td_mod.prod(shape), float(start)), shape)
-            kernel(*out.kernel_args(), *data.kernel_args(), dim, float(start))
+            out = td_mod.TensorData(np.full(td_mod.prod(shape), start), shape)
+            kernel(*out.kernel_args(), *data.kernel_args(), dim, start)
             if a._data.dims == 0:
                 out = out.view(())
             return type(a)(out, self)
 
-        return apply
+        self._ops[("reduce", fn, start)] = op
+        return op
 
     def matrix_multiply(self, a: Any, b: Any) -> Any:
         """The matrix product with numpy's rules: 1-D operands are vectors, batch dims broadcast."""
