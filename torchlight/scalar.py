@@ -116,7 +116,11 @@ def gt(x: float, y: float) -> float:
 
 
 def pow(x: float, y: float) -> float:
-    """x ** y"""
+    """x ** y (nan for a negative base and a fractional exponent, where Python would go complex)"""
+    if x < 0.0 and y != math.floor(y):
+        return math.nan
+    if x == 0.0 and y < 0.0:
+        return math.inf
     return x**y
 
 
