@@ -403,3 +403,44 @@ def test_the_engine_sorts_and_backpropagates_tensors(backend_name):
     assert order[0] is x and order[-1] is c and len(order) == 5  # x, a, b, a + b, c
     backpropagate(c, torchlight.tensor(1.0, backend=backend_name))
     np.testing.assert_allclose(x.grad.to_numpy(), 2.0 + 2.0 * np.exp(2.0 * np.array([1.0, 2.0])))
+
+
+# -- the Functions themselves ------------------------------------------------------------------
+
+CONTRACT_FUNCTIONS = (
+    "Add Mul Sub Div Pow MatMul Sum Map Log Exp Sigmoid ReLU ReluBack LogBack Inv InvBack Sqrt Abs "
+    "Tanh Permute BroadcastView Gather Max"
+).split()
+
+
+def test_the_built_in_ops_are_functions():
+    from torchlight.autograd import functions as F
+
+    for name in CONTRACT_FUNCTIONS:
+        fn = getattr(F, name)
+        assert issubclass(fn, Function) and fn.name == f"{name}Backward"
+
+
+# Functions that the Tensor methods reach only indirectly (backward of backward), applied directly.
+DIRECT = [
+    ("Inv", lambda F, a, b: F.Inv.apply(a), AWAY_FROM_ZERO),
+    ("InvBack", lambda F, a, b: F.InvBack.apply(a, b), AWAY_FROM_ZERO),
+    ("LogBack", lambda F, a, b: F.LogBack.apply(a, b), POSITIVE),
+    ("ReluBack", lambda F, a, b: F.ReluBack.apply(a, b), AWAY_FROM_ZERO),
+    ("BroadcastView", lambda F, a, b: F.BroadcastView.apply(a, (2,) + a.shape) * b, None),
+    ("Sum", lambda F, a, b: F.Sum.apply(a * b, tuple(range(a.dims)), True), None),
+]
+
+
+@pytest.mark.parametrize("name, fn, elements", DIRECT, ids=ids(DIRECT))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_functions_applied_directly(backend_name, name, fn, elements, data):
+    from torchlight.autograd import functions as F
+
+    backend = backends.get(backend_name)
+    shape = data.draw(shapes(max_side=2))
+    a, _ = data.draw(tensors(backend, shape=shape, elements=elements, requires_grad=True))
+    b, _ = data.draw(tensors(backend, shape=shape, requires_grad=True))
+    assert gradcheck(lambda x, y: fn(F, x, y), (a, b))
+    assert gradgradcheck(lambda x, y: fn(F, x, y), (a, b))
