@@ -7,7 +7,7 @@ happens in a backend (``t.backend``), and every operation is a Function from
 
 import numbers
 from collections import namedtuple
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 

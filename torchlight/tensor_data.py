@@ -88,10 +88,6 @@ def normalize_dim(dim: int, dims: int) -> int:
     return int(dim) % max(dims, 1)
 
 
-def _format_shape(shape: Sequence[int]) -> str:
-    return str(tuple(shape))
-
-
 class TensorData:
     """Storage, offset, shape and strides of one tensor (or view), plus the shape operations."""
 

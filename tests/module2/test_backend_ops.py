@@ -15,7 +15,7 @@ import torchlight
 from torchlight import backends, scalar
 from torchlight.backends import TensorBackend, simple
 
-from .strategies import LAYOUTS, arrays, broadcast_shapes, floats, layout_of, shapes, tensors
+from .strategies import arrays, broadcast_shapes, floats, shapes, tensors
 
 pytestmark = pytest.mark.task2_3
 
