@@ -72,8 +72,8 @@ def log(x: float) -> float:
 
 
 def exp(x: float) -> float:
-    """e^x"""
-    return math.exp(x)
+    """e^x (inf past the float range, where math.exp would raise)"""
+    return math.exp(x) if x < 709.78 else math.inf
 
 
 def inv(x: float) -> float:
@@ -130,8 +130,8 @@ def tanh(x: float) -> float:
 
 
 def sqrt(x: float) -> float:
-    """Square root."""
-    return math.sqrt(x)
+    """Square root (nan below 0, as PyTorch; math.sqrt would raise)."""
+    return math.sqrt(x) if x >= 0.0 else math.nan
 
 
 def abs(x: float) -> float:
