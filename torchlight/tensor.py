@@ -265,6 +265,28 @@ class Tensor(Variable):
             )
         return _sum_to_shape(g, shape)
 
+    def _match_tangent(self, t: Any, fn_name: str, index: int) -> "Tensor":
+        """t in this tensor's shape: equal, or expanded from a shape that broadcasts to it (forward mode)."""
+        if not isinstance(t, Tensor) or t.backend is not self.backend:
+            what = type(t).__name__ if not isinstance(t, Tensor) else f"a Tensor on the '{t.backend.name}' backend"
+            raise RuntimeError(
+                f"function {fn_name} returned an invalid tangent at index {index}: expected a Tensor on "
+                f"the '{self.backend.name}' backend, got {what}"
+            )
+        shape = self._data.shape
+        if t._data.shape == shape:
+            return t
+        try:
+            fits = shape_broadcast(t.shape, shape) == shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"Function {fn_name} returned an invalid tangent at index {index} - got {list(t.shape)} "
+                f"but expected shape {list(shape)} (or one that broadcasts to it)"
+            )
+        return t.expand(shape)
+
     def _grad_meta(self) -> Any:
         return (self._data.shape, self.backend)
 

@@ -7,6 +7,10 @@ through it and higher-order gradients work.
 
 Broadcasting needs no code here: a backward returns the gradient in the output's shape and the
 engine sums it down to each input's shape (``Tensor._match_grad``, the one place that does it).
+
+Each op has a ``jvp`` too (forward-mode AD, module 5): tangents of the inputs in, tangents of the
+outputs out, None for an input without one. A tangent may have any shape that broadcasts to
+its output's; the engine expands it (``Tensor._match_tangent``).
 """
 
 import math
@@ -16,6 +20,15 @@ import numpy as np
 from .. import scalar as op
 from ..tensor_data import IndexingError, TensorData, normalize_dim
 from .function import Function, once_differentiable
+
+
+def _plus(x, y):
+    """x + y, where None (no tangent) counts as zero."""
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return x + y
 
 # -- elementwise arithmetic ---------------------------------------------------------------
 
@@ -29,6 +42,10 @@ class Neg(Function):
     def backward(ctx, g):
         return -g
 
+    @staticmethod
+    def jvp(ctx, t):
+        return -t
+
 
 class Add(Function):
     @staticmethod
@@ -38,6 +55,10 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):
         return g, g
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return _plus(ta, tb)
 
 
 class Sub(Function):
@@ -49,11 +70,16 @@ class Sub(Function):
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return _plus(ta, None if tb is None else -tb)
+
 
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        ctx.save_for_forward(a, b)
         return a.backend.zip(op.mul)(a, b)
 
     @staticmethod
@@ -61,11 +87,17 @@ class Mul(Function):
         a, b = ctx.saved_tensors
         return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.saved_tensors
+        return _plus(None if ta is None else ta * b, None if tb is None else a * tb)
+
 
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        ctx.save_for_forward(a, b)
         return a.backend.zip(op.div)(a, b)
 
     @staticmethod
@@ -75,6 +107,11 @@ class Div(Function):
         gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.saved_tensors
+        return _plus(None if ta is None else ta / b, None if tb is None else -tb * a / (b * b))
+
 
 class Pow(Function):
     """a ** b, elementwise (b is usually a constant, e.g. 2.0)."""
@@ -83,6 +120,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         out = a.backend.zip(op.pow)(a, b)
         ctx.save_for_backward(a, b, out)
+        ctx.save_for_forward(a, b, out)
         return out
 
     @staticmethod
@@ -93,6 +131,11 @@ class Pow(Function):
         gb = g * out * a.log() if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b, out = ctx.saved_tensors
+        return _plus(None if ta is None else ta * b * a ** (b - 1.0), None if tb is None else tb * out * a.log())
+
 
 class Inv(Function):
     """1 / a"""
@@ -100,12 +143,18 @@ class Inv(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         return a.backend.map(op.inv)(a)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return InvBack.apply(a, g)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (a,) = ctx.saved_tensors
+        return InvBack.apply(a, t)
 
 
 class InvBack(Function):
@@ -114,6 +163,7 @@ class InvBack(Function):
     @staticmethod
     def forward(ctx, a, g):
         ctx.save_for_backward(a, g)
+        ctx.save_for_forward(a, g)
         return a.backend.zip(op.inv_back)(a, g)
 
     @staticmethod
@@ -122,6 +172,11 @@ class InvBack(Function):
         ga = gg * g * 2.0 / (a * a * a) if ctx.needs_input_grad[0] else None
         return ga, (InvBack.apply(a, gg) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tg):
+        a, g = ctx.saved_tensors
+        return _plus(None if ta is None else ta * g * 2.0 / (a * a * a), None if tg is None else InvBack.apply(a, tg))
+
 
 class Log(Function):
     """Natural log (-inf at 0, nan below, as PyTorch)."""
@@ -129,12 +184,18 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         return a.backend.map(op.log)(a)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return LogBack.apply(a, g)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (a,) = ctx.saved_tensors
+        return LogBack.apply(a, t)
 
 
 class LogBack(Function):
@@ -143,6 +204,7 @@ class LogBack(Function):
     @staticmethod
     def forward(ctx, a, g):
         ctx.save_for_backward(a, g)
+        ctx.save_for_forward(a, g)
         return a.backend.zip(op.log_back)(a, g)
 
     @staticmethod
@@ -151,12 +213,21 @@ class LogBack(Function):
         ga = -gg * g / (a * a) if ctx.needs_input_grad[0] else None
         return ga, (LogBack.apply(a, gg) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tg):
+        a, g = ctx.saved_tensors
+        if ta is not None:
+            shifted = a + op.EPS
+            ta = -ta * g / (shifted * shifted)
+        return _plus(ta, None if tg is None else LogBack.apply(a, tg))
+
 
 class Exp(Function):
     @staticmethod
     def forward(ctx, a):
         out = a.backend.map(op.exp)(a)
         ctx.save_for_backward(out)
+        ctx.save_for_forward(out)
         return out
 
     @staticmethod
@@ -164,12 +235,18 @@ class Exp(Function):
         (out,) = ctx.saved_tensors
         return g * out
 
+    @staticmethod
+    def jvp(ctx, t):
+        (out,) = ctx.saved_tensors
+        return t * out
+
 
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
         out = a.backend.map(op.sigmoid)(a)
         ctx.save_for_backward(out)
+        ctx.save_for_forward(out)
         return out
 
     @staticmethod
@@ -177,12 +254,18 @@ class Sigmoid(Function):
         (s,) = ctx.saved_tensors
         return g * s * (1.0 - s)
 
+    @staticmethod
+    def jvp(ctx, t):
+        (s,) = ctx.saved_tensors
+        return t * s * (1.0 - s)
+
 
 class Tanh(Function):
     @staticmethod
     def forward(ctx, a):
         out = a.backend.map(op.tanh)(a)
         ctx.save_for_backward(out)
+        ctx.save_for_forward(out)
         return out
 
     @staticmethod
@@ -190,17 +273,28 @@ class Tanh(Function):
         (t,) = ctx.saved_tensors
         return g * (1.0 - t * t)
 
+    @staticmethod
+    def jvp(ctx, ta):
+        (t,) = ctx.saved_tensors
+        return ta * (1.0 - t * t)
+
 
 class ReLU(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         return a.backend.map(op.relu)(a)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return ReluBack.apply(a, g)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (a,) = ctx.saved_tensors
+        return ReluBack.apply(a, t)
 
 
 class ReluBack(Function):
@@ -209,6 +303,7 @@ class ReluBack(Function):
     @staticmethod
     def forward(ctx, a, g):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         return a.backend.zip(op.relu_back)(a, g)
 
     @staticmethod
@@ -216,12 +311,18 @@ class ReluBack(Function):
         (a,) = ctx.saved_tensors
         return None, (ReluBack.apply(a, gg) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, ta, tg):
+        (a,) = ctx.saved_tensors
+        return None if tg is None else ReluBack.apply(a, tg)  # ta moves nothing: the slope in a is 0
+
 
 class Sqrt(Function):
     @staticmethod
     def forward(ctx, a):
         out = a.backend.map(op.sqrt)(a)
         ctx.save_for_backward(out)
+        ctx.save_for_forward(out)
         return out
 
     @staticmethod
@@ -229,17 +330,28 @@ class Sqrt(Function):
         (out,) = ctx.saved_tensors
         return g / (out * 2.0)
 
+    @staticmethod
+    def jvp(ctx, t):
+        (out,) = ctx.saved_tensors
+        return t / (out * 2.0)
+
 
 class Abs(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         return a.backend.map(op.abs)(a)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return g * a.backend.map(op.sign)(a)  # sign(a) is a constant: its own derivative is 0
+
+    @staticmethod
+    def jvp(ctx, t):
+        (a,) = ctx.saved_tensors
+        return t * a.backend.map(op.sign)(a)
 
 
 class Map(Function):
@@ -253,6 +365,7 @@ class Map(Function):
     @staticmethod
     def forward(ctx, a, fn, fn_back=None):
         ctx.save_for_backward(a)
+        ctx.save_for_forward(a)
         ctx.fn_back = fn_back
         return a.backend.map(fn)(a)
 
@@ -263,6 +376,13 @@ class Map(Function):
         if ctx.fn_back is None:
             raise RuntimeError("Map.apply(x, fn) was given no fn_back(x, d), so it cannot be differentiated")
         return a.backend.zip(ctx.fn_back)(a, g), None, None
+
+    @staticmethod
+    def jvp(ctx, t, t_fn=None, t_fn_back=None):
+        (a,) = ctx.saved_tensors
+        if ctx.fn_back is None:
+            raise RuntimeError("Map.apply(x, fn) was given no fn_back(x, d), so it has no derivative")
+        return a.backend.zip(ctx.fn_back)(a, t)  # fn'(a) * t, computed without a graph, as backward
 
 
 # -- comparisons: no gradient ---------------------------------------------------------------
@@ -282,6 +402,10 @@ class _Compare(Function):
     @staticmethod
     def backward(ctx, g):
         return None, None
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return None
 
 
 class LT(_Compare):
@@ -309,6 +433,7 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        ctx.save_for_forward(a, b)
         return a.backend.matrix_multiply(a, b)
 
     @staticmethod
@@ -327,6 +452,11 @@ class MatMul(Function):
             gb = a2.transpose(-1, -2) @ g2
             gb = gb.squeeze(-1) if b.dims == 1 else gb
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.saved_tensors
+        return _plus(None if ta is None else ta @ b, None if tb is None else a @ tb)
 
 
 # -- reductions ----------------------------------------------------------------------------
@@ -366,6 +496,10 @@ class Sum(Function):
             for d in ctx.dims:
                 g = g.unsqueeze(d)
         return g.expand(ctx.shape), None, None
+
+    @staticmethod
+    def jvp(ctx, t, t_dims=None, t_keepdim=None):
+        return Sum.apply(t, ctx.dims, ctx.keepdim)
 
 
 def _reduced_shape(shape, dims, keepdim):
@@ -422,6 +556,12 @@ class Max(Function):
             g = g.unsqueeze(ctx.dim)
         return g * ctx.one_hot, None, None
 
+    @staticmethod
+    def jvp(ctx, t, t_dim=None, t_keepdim=None):
+        if hasattr(ctx, "mask"):  # the mean of the tangents at the maxima, as backward shares among ties
+            return (t * ctx.mask).sum() / ctx.mask.sum()
+        return (t * ctx.one_hot).sum(ctx.dim, ctx.keepdim), None
+
 
 # -- movement: views that share storage, and copies -------------------------------------------
 
@@ -431,12 +571,16 @@ class View(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.shape = a.shape
+        ctx.shape, ctx.new_shape = a.shape, shape
         return type(a)(a._data.view(shape), a.backend)
 
     @staticmethod
     def backward(ctx, g):
         return g.contiguous().view(ctx.shape), None
+
+    @staticmethod
+    def jvp(ctx, t, t_shape=None):
+        return View.apply(t.contiguous(), ctx.new_shape)
 
 
 class Permute(Function):
@@ -453,6 +597,10 @@ class Permute(Function):
             inverse[d] = i
         return g.permute(*inverse), None
 
+    @staticmethod
+    def jvp(ctx, t, t_order=None):
+        return t.permute(*ctx.order)
+
 
 class BroadcastView(Function):
     """a broadcast to ``shape`` without copying (stride 0 along repeated dimensions)."""
@@ -465,6 +613,10 @@ class BroadcastView(Function):
     def backward(ctx, g):
         return g, None  # the engine sums g down to a's shape
 
+    @staticmethod
+    def jvp(ctx, t, t_shape=None):
+        return t  # the engine expands t to the output's shape
+
 
 class Unsqueeze(Function):
     @staticmethod
@@ -476,6 +628,10 @@ class Unsqueeze(Function):
     def backward(ctx, g):
         return Squeeze.apply(g, ctx.dim), None
 
+    @staticmethod
+    def jvp(ctx, t, t_dim=None):
+        return Unsqueeze.apply(t, ctx.dim)
+
 
 class Squeeze(Function):
     @staticmethod
@@ -486,6 +642,10 @@ class Squeeze(Function):
     @staticmethod
     def backward(ctx, g):
         return Unsqueeze.apply(g, ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx, t, t_dim=None):
+        return Squeeze.apply(t, ctx.dim)
 
 
 class Index(Function):
@@ -501,13 +661,17 @@ class Index(Function):
     def backward(ctx, g):
         return IndexBack.apply(g, ctx.shape, ctx.key), None
 
+    @staticmethod
+    def jvp(ctx, t, t_key=None):
+        return Index.apply(t, ctx.key)
+
 
 class IndexBack(Function):
     """Zeros of ``shape`` with g written into ``[key]``: Index's backward, differentiable in turn."""
 
     @staticmethod
     def forward(ctx, g, shape, key):
-        ctx.key = key
+        ctx.shape, ctx.key = shape, key
         out = type(g)(TensorData.zeros(shape), g.backend)
         window = type(g)(out._data.getitem(key), g.backend)
         g.backend.map(op.id)(g, out=window)
@@ -516,6 +680,10 @@ class IndexBack(Function):
     @staticmethod
     def backward(ctx, gg):
         return Index.apply(gg, ctx.key), None, None
+
+    @staticmethod
+    def jvp(ctx, t, t_shape=None, t_key=None):
+        return IndexBack.apply(t, ctx.shape, ctx.key)
 
 
 class Copy(Function):
@@ -529,18 +697,26 @@ class Copy(Function):
     def backward(ctx, g):
         return g
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t
+
 
 class To(Function):
     """The same values on another backend; the gradient goes back to the original one."""
 
     @staticmethod
     def forward(ctx, a, backend):
-        ctx.source = a.backend
+        ctx.source, ctx.target = a.backend, backend
         return type(a)(a._data.contiguous(), backend)
 
     @staticmethod
     def backward(ctx, g):
         return g.to(ctx.source), None
+
+    @staticmethod
+    def jvp(ctx, t, t_backend=None):
+        return t.to(ctx.target)
 
 
 class Gather(Function):
@@ -561,6 +737,7 @@ class Gather(Function):
         moved = a[key].permute(*order).unsqueeze(dim)
         one_hot = index.unsqueeze(-1) == _arange_along(a, dim).view(a.shape[dim])  # index.shape + (C,)
         ctx.one_hot, ctx.dim, ctx.key, ctx.shape = one_hot, dim, key, a.shape
+        ctx.index = index
         return (moved * one_hot).sum(-1)
 
     @staticmethod
@@ -573,6 +750,10 @@ class Gather(Function):
         if grad.shape != ctx.shape:  # index was smaller than a in some other dimension
             grad = IndexBack.apply(grad, ctx.shape, ctx.key)
         return grad, None, None
+
+    @staticmethod
+    def jvp(ctx, t, t_dim=None, t_index=None):
+        return Gather.apply(t, ctx.dim, ctx.index)
 
 
 def _check_gather(a, dim, index):

@@ -7,6 +7,8 @@ class _Mode:
     # One process-wide switch (PyTorch keeps one per thread; torchlight runs autograd on one
     # thread, so a plain class attribute keeps the hot path to one lookup).
     enabled = True
+    # The active forward-mode AD level (an int, see forward_ad.dual_level), or None outside one.
+    dual_level = None
 
 
 def is_grad_enabled() -> bool:

@@ -18,7 +18,10 @@ class Variable:
     output of that Function this value is.
     """
 
-    __slots__ = ()
+    # ``_fw`` is the forward-mode AD slot: (level, tangent), set by ``forward_ad.make_dual`` and by
+    # the jvp of the Function that made this value. A tangent counts only while its level is the
+    # active one, so leaving ``dual_level()`` forgets every tangent without visiting them.
+    __slots__ = ("_fw",)
 
     history: Any
     _output_nr: int
@@ -41,7 +44,7 @@ class Variable:
         h = self.history
         if h is None:
             return []
-        return [x for x in h.inputs if isinstance(x, Variable) and x.history is not None]
+        return [x for x in h.input_nodes() if x is not None]
 
     def chain_rule(self, d: Any) -> Iterable[Tuple["Variable", Any]]:
         """Pairs (parent, derivative of the output with respect to that parent, times d)."""
@@ -104,3 +107,17 @@ class Variable:
     def _describe(self) -> str:
         """Short description for error messages, e.g. 'Tensor of shape (2, 3)'."""
         return type(self).__name__
+
+    # -- forward-mode AD ------------------------------------------------------------------
+
+    def _tangent(self, level: Any) -> Any:
+        """This value's tangent at forward-AD ``level``, or None."""
+        fw = getattr(self, "_fw", None)  # the slot is unset until a tangent is attached
+        return fw[1] if fw is not None and fw[0] == level else None
+
+    def _set_tangent(self, level: Any, tangent: Any) -> None:
+        self._fw = None if tangent is None else (level, tangent)
+
+    def _match_tangent(self, t: Any, fn_name: str, index: int) -> Any:
+        """Check a tangent from ``fn_name``'s jvp for this output; return it in this output's shape."""
+        return self._match_grad(t, fn_name, index)

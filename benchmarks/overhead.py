@@ -1,0 +1,132 @@
+"""Per-operation overhead of the autograd engine, torchlight against PyTorch, in the same run.
+
+A chain of 1,000 small operations (tensors of a few elements, so that the arithmetic is
+negligible and what is timed is the bookkeeping: building Functions, Contexts, History, the
+graph walk) is run forward with recording on, then backward. Two chains:
+
+- built-in: ``x = x * w``, ``x = x + w``, ``x = x.sigmoid()``, repeated;
+- custom: the same chain made of one custom ``Function`` (legacy style), written once and run
+  through ``torchlight.autograd.Function`` and ``torch.autograd.Function``.
+
+Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]``.
+It prints microseconds per operation and the ratio torchlight / PyTorch (higher is slower).
+torch is optional: without it only torchlight's column is shown.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torchlight  # noqa: E402
+from torchlight.autograd import Function as TLFunction  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # the benchmark still runs, without the comparison
+    torch = None
+
+
+def make_custom(base):
+    """The same custom Function for either library: y = x * w + sin-free smooth term, written once."""
+
+    class MulAdd(base):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w + w
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, g * x + g
+
+    return MulAdd
+
+
+def builtin_chain(x, w, n):
+    for i in range(n):
+        k = i % 3
+        if k == 0:
+            x = x * w
+        elif k == 1:
+            x = x + w
+        else:
+            x = x.sigmoid()
+    return x
+
+
+def custom_chain(fn, x, w, n):
+    for _ in range(n):
+        x = fn.apply(x, w)
+    return x
+
+
+def time_chain(run, make_inputs, repeats):
+    """Best-of-``repeats`` seconds for the forward chain and for its backward."""
+    forward, backward = [], []
+    for _ in range(repeats):
+        x, w = make_inputs()
+        t0 = time.perf_counter()
+        y = run(x, w)
+        t1 = time.perf_counter()
+        y.sum().backward()
+        t2 = time.perf_counter()
+        forward.append(t1 - t0)
+        backward.append(t2 - t1)
+    return min(forward), min(backward)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=1000, help="length of the chain")
+    parser.add_argument("--size", type=int, default=4, help="elements per tensor")
+    parser.add_argument("--repeats", type=int, default=5, help="best of this many runs")
+    args = parser.parse_args(argv)
+    n, size = args.ops, args.size
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.random(size) * 0.5, rng.random(size) * 0.5 + 0.5
+
+    def tl_inputs():
+        return torchlight.tensor(x0, requires_grad=True), torchlight.tensor(w0)
+
+    def torch_inputs():
+        return torch.tensor(x0, requires_grad=True), torch.tensor(w0)
+
+    tl_custom = make_custom(TLFunction)
+    cases = [
+        ("built-in ops", lambda x, w: builtin_chain(x, w, n), lambda x, w: builtin_chain(x, w, n)),
+        ("custom Function", lambda x, w: custom_chain(tl_custom, x, w, n), None),
+    ]
+    if torch is not None:
+        torch_custom = make_custom(torch.autograd.Function)
+        cases[1] = (cases[1][0], cases[1][1], lambda x, w: custom_chain(torch_custom, x, w, n))
+
+    print(f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
+          f"best of {args.repeats}; microseconds per op")
+    header = f"{'case':<18}{'pass':<10}{'torchlight':>12}{'PyTorch':>10}{'ratio':>8}"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for name, tl_run, torch_run in cases:
+        tl = time_chain(tl_run, tl_inputs, args.repeats)
+        pt = time_chain(torch_run, torch_inputs, args.repeats) if torch is not None else (None, None)
+        for label, a, b in (("forward", tl[0], pt[0]), ("backward", tl[1], pt[1])):
+            us_a = a / n * 1e6
+            if b is None:
+                print(f"{name:<18}{label:<10}{us_a:>12.1f}{'-':>10}{'-':>8}")
+            else:
+                us_b = b / n * 1e6
+                rows.append(us_a / us_b)
+                print(f"{name:<18}{label:<10}{us_a:>12.1f}{us_b:>10.1f}{us_a / us_b:>7.1f}x")
+    if rows:
+        print(f"geometric mean ratio: {statistics.geometric_mean(rows):.1f}x")
+
+
+if __name__ == "__main__":
+    main()

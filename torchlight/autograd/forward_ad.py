@@ -1,0 +1,143 @@
+"""Module 5: forward-mode AD, as ``torch.autograd.forward_ad``.
+
+Reverse mode (``backward``) gives the gradient of one output with respect to every input in one
+pass. Forward mode gives the derivative of every output along one input direction (a
+Jacobian-vector product) in one pass, computed alongside the values themselves: each value
+carries a *tangent*, and every Function's ``jvp`` maps the tangents of its inputs to the tangents
+of its outputs as it runs.
+
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(primal, tangent)   # x carries tangent
+        y = f(x)
+        value, jvp = forward_ad.unpack_dual(y)      # jvp = J_f(primal) @ tangent
+
+A tangent lives in the value's ``_fw`` slot (see ``Variable``), tagged with its level; leaving
+``dual_level()`` ends the level, which makes every tangent of it count as absent.
+"""
+
+import itertools
+from collections import namedtuple
+from typing import Any, Optional
+
+from .function import Function
+from .grad_mode import _Mode
+from .variable import Variable
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+_levels = itertools.count()
+
+
+def enter_dual_level() -> int:
+    """Start a forward-AD level and return it (prefer ``with dual_level():``)."""
+    if _Mode.dual_level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _Mode.dual_level = next(_levels)
+    return _Mode.dual_level
+
+
+def exit_dual_level(*, level: Optional[int] = None) -> None:
+    """End the current forward-AD level: the tangents made in it are forgotten."""
+    if _Mode.dual_level is None or (level is not None and level != _Mode.dual_level):
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one created; exit the levels "
+            "in the order they were entered"
+        )
+    _Mode.dual_level = None
+
+
+class dual_level:
+    """Context manager for forward-mode AD: dual values made inside it carry their tangents.
+
+    Only one level can be active at a time (as in PyTorch).
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: Any) -> bool:
+        exit_dual_level()
+        return False
+
+
+def _current_level(what: str) -> int:
+    if _Mode.dual_level is None:
+        raise RuntimeError(
+            f"Trying to {what} for forward AD but no level exists, make sure to enter_dual_level() "
+            "first (or use `with forward_ad.dual_level():`)."
+        )
+    return _Mode.dual_level
+
+
+def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) -> Variable:
+    """A new value equal to ``tensor`` that carries ``tangent`` (of the same shape) in forward-mode AD.
+
+    The result is a view of ``tensor`` in the reverse-mode graph, so gradients still reach it.
+    """
+    current = _current_level("create a dual Tensor")
+    if level is not None and level != current:
+        raise RuntimeError(f"make_dual: level {level} is not the current forward AD level ({current})")
+    if not isinstance(tensor, Variable):
+        raise TypeError(f"make_dual expects a Tensor (or Scalar) as its primal, got {type(tensor).__name__}")
+    if isinstance(tangent, Variable) and tangent._grad_meta() != tensor._grad_meta():
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. The primal is a {tensor._describe()} while the given "
+            f"forward gradient is a {tangent._describe()}."
+        )
+    tangent = tensor._match_tangent(tangent, "make_dual", 1)  # type and backend checks
+    dual = _MakeDual.apply(tensor)
+    dual._set_tangent(current, tangent)
+    return dual
+
+
+def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of a dual value; the tangent is None when it has none at this level.
+
+    The primal is a view of ``tensor`` without the tangent, still in the reverse-mode graph.
+    """
+    level = _Mode.dual_level if level is None else level
+    if not isinstance(tensor, Variable):
+        return UnpackedDualTensor(tensor, None)
+    tangent = tensor._tangent(level) if level is not None else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_Primal.apply(tensor), tangent)
+
+
+class _MakeDual(Function):
+    """The identity, as a view; make_dual attaches the tangent to its output."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t
+
+
+class _Primal(Function):
+    """The identity, as a view, without the tangent."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return None
