@@ -13,6 +13,7 @@ import numpy as np
 
 from . import backends, scalar
 from .autograd import functions as F
+from .autograd import inplace as I
 from .autograd.function import History
 from .autograd.grad_mode import _Mode
 from .autograd.graph import run_backward
@@ -417,6 +418,36 @@ class Tensor(Variable):
 
     def __getitem__(self, key: Any) -> "Tensor":
         return F.Index.apply(self, key)
+
+    # -- in-place operations (module 5): each returns self, changed, and bumps its version ------
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Write value (a number or a tensor that broadcasts to ``self[key]``) into ``self[key]``."""
+        I.inplace(I.SetItem, self, key, self._lift(value))
+
+    def add_(self, other: Any, alpha: float = 1.0) -> "Tensor":
+        """self += alpha * other, in place (other broadcasts to self's shape)."""
+        return I.inplace(I.AddInplace, self, self._lift(other), alpha=float(alpha))
+
+    def sub_(self, other: Any, alpha: float = 1.0) -> "Tensor":
+        """self -= alpha * other, in place."""
+        return I.inplace(I.AddInplace, self, self._lift(other), alpha=-float(alpha))
+
+    def mul_(self, other: Any) -> "Tensor":
+        """self *= other, in place."""
+        return I.inplace(I.MulInplace, self, self._lift(other))
+
+    def div_(self, other: Any) -> "Tensor":
+        """self /= other, in place."""
+        return I.inplace(I.DivInplace, self, self._lift(other))
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Set every element to value (a number or a 0-d tensor), in place."""
+        return I.inplace(I.Fill, self, self._lift(value))
+
+    def zero_(self) -> "Tensor":
+        """Set every element to 0, in place."""
+        return I.inplace(I.Fill, self, self._lift(0.0))
 
     # -- elementwise functions ------------------------------------------------------------------
 

@@ -1,10 +1,11 @@
-"""torchlight.autograd: the reverse-mode engine shared by Scalar and Tensor."""
+"""torchlight.autograd: the autodiff engine shared by Scalar and Tensor (reverse and forward mode)."""
 
 from .function import Context, Function, History, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import backpropagate, grad, topological_sort
 from .numeric import GradcheckError, central_difference, gradcheck, gradgradcheck
 from .variable import Variable
+from . import forward_ad, functional  # noqa: E402  (torchlight.autograd.forward_ad, .functional)
 
 __all__ = [
     "Context",
@@ -17,6 +18,8 @@ __all__ = [
     "backpropagate",
     "central_difference",
     "enable_grad",
+    "forward_ad",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",

@@ -141,22 +141,18 @@ class History:
         nodes: List[Optional[Variable]] = []
         for x in self.inputs:
             if isinstance(x, Variable) and x.history is not None:
-                nodes.append(x if x.history.stamp < stamp else self._as_before(x))
+                h = x.history
+                if h.stamp > stamp:
+                    x = self._as_before(x)
+                elif h.last_fn is not None and h.last_fn.returns_view:
+                    self._check_view(x)
+                nodes.append(x)
             else:
                 nodes.append(None)
         return nodes
 
     def _as_before(self, x: Variable) -> Optional[Variable]:
         # Walk back through the in-place changes of x made after this History.
-        if getattr(self.last_fn, "returns_view", False) and x.history.last_fn is not None:
-            # The view shares x's storage, so its later users saw the changed values, but its
-            # History leads to x's old node; which one a user needs depends on when it used it.
-            raise RuntimeError(
-                f"a view made by {self.last_fn.name} is part of this graph, but the tensor it views "
-                f"was modified in place afterwards (by {x.history.last_fn.name}). torchlight does not "
-                "follow views through in-place changes: take the view after the change, or clone() "
-                "the view before changing the tensor."
-            )
         h = x.history
         while h is not None and h.stamp > self.stamp:
             x = h.previous.get(x._output_nr) if h.previous else None
@@ -164,6 +160,24 @@ class History:
                 return None
             h = x.history
         return x if h is not None else None
+
+    def _check_view(self, view: Variable) -> None:
+        # A view shares its base's storage: if the base was changed in place between the view's
+        # making and this use, this History saw the new values, but the view's History leads to
+        # the base as it was. (Users of the view from before the change are right as they are.)
+        h = view.history
+        while h.last_fn is not None and h.last_fn.returns_view:
+            base = h.inputs[0]
+            if not isinstance(base, Variable) or base.history is None:
+                return
+            if h.stamp < base.history.stamp < self.stamp:
+                raise RuntimeError(
+                    f"{self.last_fn.name} used a view made by {h.last_fn.name} after the tensor it "
+                    f"views was modified in place (by {base.history.last_fn.name}). torchlight does "
+                    "not update a view's history when its base changes: take the view again after the "
+                    "change, or clone() the tensor before changing it."
+                )
+            h = base.history
 
     def chain_rule(self, grads):
         """Run backward with one gradient per output; return (input, gradient) pairs for inputs in the graph."""
@@ -481,6 +495,11 @@ def once_differentiable(backward):
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
+        level = _Mode.dual_level
+        if level is not None and any(
+            isinstance(v, Variable) and v._tangent(level) is not None for v in grads + tuple(ctx._saved)
+        ):
+            _raise_twice(ctx._fn)  # forward mode over this backward would silently drop tangents
         with no_grad():
             result = backward(ctx, *grads)
         if not _Mode.enabled:

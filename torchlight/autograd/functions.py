@@ -569,6 +569,8 @@ class Max(Function):
 class View(Function):
     """The same elements with a new shape (the input must be contiguous)."""
 
+    returns_view = True
+
     @staticmethod
     def forward(ctx, a, shape):
         ctx.shape, ctx.new_shape = a.shape, shape
@@ -584,6 +586,8 @@ class View(Function):
 
 
 class Permute(Function):
+    returns_view = True
+
     @staticmethod
     def forward(ctx, a, order):
         data = a._data.permute(*order)
@@ -605,6 +609,8 @@ class Permute(Function):
 class BroadcastView(Function):
     """a broadcast to ``shape`` without copying (stride 0 along repeated dimensions)."""
 
+    returns_view = True
+
     @staticmethod
     def forward(ctx, a, shape):
         return type(a)(a._data.expand(shape), a.backend)
@@ -619,6 +625,8 @@ class BroadcastView(Function):
 
 
 class Unsqueeze(Function):
+    returns_view = True
+
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = normalize_dim(dim, a.dims + 1)
@@ -634,6 +642,8 @@ class Unsqueeze(Function):
 
 
 class Squeeze(Function):
+    returns_view = True
+
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = normalize_dim(dim, a.dims)
@@ -650,6 +660,8 @@ class Squeeze(Function):
 
 class Index(Function):
     """``a[key]`` for integers, slices, ``None`` and ``...``: a view of a."""
+
+    returns_view = True
 
     @staticmethod
     def forward(ctx, a, key):

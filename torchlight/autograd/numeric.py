@@ -4,6 +4,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import forward_ad
 from .graph import grad
 from .variable import Variable
 
@@ -37,6 +38,7 @@ def gradcheck(
     raise_exception: bool = True,
     fast_mode: Optional[bool] = None,
     seed: int = 0,
+    check_forward_ad: bool = False,
 ) -> bool:
     """Check the gradients of ``fn(*inputs)`` against central differences, in float64.
 
@@ -45,6 +47,7 @@ def gradcheck(
     random directions: ``v . J u`` from backward against ``v . (f(x + eps u) - f(x - eps u)) / 2 eps``.
     Returns True, or raises GradcheckError showing the mismatch (returns False if
     ``raise_exception=False``). Entries agree when ``|analytic - numeric| <= atol + rtol * |numeric|``.
+    With ``check_forward_ad=True`` the Jacobian from forward-mode AD (``J @ u`` by jvp) is checked too.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.history is not None]
@@ -78,6 +81,19 @@ def gradcheck(
         )
         return [np.zeros_like(values[i]) if g is None else g.to_numpy() for i, g in zip(wrt, grads)]
 
+    def forward_mode(tangents: Dict[int, np.ndarray]) -> np.ndarray:
+        # J @ u by forward-mode AD, u given per checked input; the outputs' tangents flattened
+        with forward_ad.dual_level():
+            args = [
+                forward_ad.make_dual(x, x.new_tensor(tangents[i])) if i in tangents else x
+                for i, x in enumerate(inputs)
+            ]
+            parts = []
+            for o in _tensors(fn(*args)):
+                t = forward_ad.unpack_dual(o).tangent
+                parts.append(np.zeros(o.numel()) if t is None else t.to_numpy().reshape(-1))
+        return np.concatenate(parts) if parts else np.zeros(0)
+
     if fast_mode is None:
         fast_mode = n_out * n_in > 2000
     if not fast_mode:
@@ -101,6 +117,17 @@ def gradcheck(
             message = _compare(exact[i], numeric[i], atol, rtol, f"with respect to input {i}")
             if message:
                 return _fail(message, raise_exception)
+        if check_forward_ad:
+            for i in wrt:
+                columns = []
+                for j in range(values[i].size):
+                    onehot = np.zeros(values[i].size)
+                    onehot[j] = 1.0
+                    columns.append(forward_mode({i: onehot.reshape(values[i].shape)}))
+                forward = np.stack(columns, axis=1) if columns else np.zeros((n_out, 0))
+                message = _compare(forward, numeric[i], atol, rtol, f"of forward-mode AD with respect to input {i}")
+                if message:
+                    return _fail(message, raise_exception)
         return True
 
     rng = np.random.default_rng(seed)
@@ -114,6 +141,14 @@ def gradcheck(
         message = _compare(np.array([exact_dir]), np.array([numeric_dir]), atol, rtol, f"in random direction {trial}")
         if message:
             return _fail(message, raise_exception)
+        if check_forward_ad:
+            forward_dir = float(v @ forward_mode(u))
+            message = _compare(
+                np.array([forward_dir]), np.array([numeric_dir]), atol, rtol,
+                f"of forward-mode AD in random direction {trial}",
+            )
+            if message:
+                return _fail(message, raise_exception)
     return True
 
 
