@@ -435,7 +435,7 @@ class Tensor(Variable):
 
     def mul_(self, other: Any) -> "Tensor":
         """self *= other, in place."""
-        return I.inplace(I.MulInplace, self, self._lift(other))
+        return I.mul_(self, self._lift(other))
 
     def div_(self, other: Any) -> "Tensor":
         """self /= other, in place."""

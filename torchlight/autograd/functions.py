@@ -216,10 +216,7 @@ class LogBack(Function):
     @staticmethod
     def jvp(ctx, ta, tg):
         a, g = ctx.saved_tensors
-        if ta is not None:
-            shifted = a + op.EPS
-            ta = -ta * g / (shifted * shifted)
-        return _plus(ta, None if tg is None else LogBack.apply(a, tg))
+        return _plus(None if ta is None else -ta * g / (a * a), None if tg is None else LogBack.apply(a, tg))
 
 
 class Exp(Function):

@@ -21,7 +21,7 @@ from .functions import IndexBack, _plus
 from .grad_mode import _Mode
 from .variable import Variable
 
-__all__ = ["AddInplace", "MulInplace", "DivInplace", "Fill", "SetItem", "inplace"]
+__all__ = ["AddInplace", "MulInplace", "DivInplace", "Fill", "SetItem", "inplace", "mul_"]
 
 
 def inplace(fn: type, target: Any, *others: Any, **kwargs: Any) -> Any:
@@ -48,11 +48,25 @@ def inplace(fn: type, target: Any, *others: Any, **kwargs: Any) -> Any:
     return fn.apply(target, *others, **kwargs)
 
 
+def mul_(a: Any, b: Any) -> Any:
+    """a *= b. b's gradient (and tangent) is a's value from before: a copy of it is made first,
+    in the graph, so that a double backward reaches a through it."""
+    before = a.clone() if b.history is not None or _Mode.dual_level is not None else None
+    return inplace(MulInplace, a, b, before)
+
+
 def _fits(a: Any, b: Any) -> None:
     """Raise unless b broadcasts to a's shape (the result of an in-place op keeps a's shape)."""
     shape = shape_broadcast(a.shape, b.shape)
     if shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return shape_broadcast(shape, target) == target
+    except RuntimeError:
+        return False
 
 
 def _apart(a: Any, b: Any) -> Any:
@@ -87,14 +101,14 @@ class AddInplace(InplaceFunction):
 
 
 class MulInplace(InplaceFunction):
-    """a *= b, where b broadcasts to a's shape."""
+    """a *= b, where b broadcasts to a's shape; ``before`` is a copy of a (see ``mul_``)."""
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, before=None):
         _fits(a, b)
         b = _apart(a, b)
-        # The gradient (and tangent) for b needs a's value from before it is overwritten.
-        before = type(a)(a._data.contiguous(), a.backend)
+        if before is None:  # a constant copy: right for first derivatives, not differentiable in a
+            before = type(a)(a._data.contiguous(), a.backend)
         ctx.save_for_backward(before, b)
         ctx.save_for_forward(before, b)
         a.backend.zip(op.mul)(a, b, out=a)
@@ -104,10 +118,11 @@ class MulInplace(InplaceFunction):
     @staticmethod
     def backward(ctx, g):
         before, b = ctx.saved_tensors
-        return (g * b if ctx.needs_input_grad[0] else None), (g * before if ctx.needs_input_grad[1] else None)
+        ga = g * b if ctx.needs_input_grad[0] else None
+        return ga, (g * before if ctx.needs_input_grad[1] else None), None
 
     @staticmethod
-    def jvp(ctx, ta, tb):
+    def jvp(ctx, ta, tb, t_before=None):
         before, b = ctx.saved_tensors
         return _plus(None if ta is None else ta * b, None if tb is None else before * tb)
 
@@ -167,7 +182,7 @@ class SetItem(InplaceFunction):
     @staticmethod
     def forward(ctx, a, key, value):
         window = type(a)(a._data.getitem(key), a.backend)
-        if shape_broadcast(window.shape, value.shape) != window.shape:
+        if not _broadcasts_to(value.shape, window.shape):
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
                 f"indexing result of shape {list(window.shape)}"

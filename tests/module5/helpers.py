@@ -1,0 +1,20 @@
+"""Small helpers shared by module 5's tests: PyTorch twins of torchlight values, comparisons."""
+
+import numpy as np
+
+
+def torch_leaves(torch, arrays, requires_grad=True):
+    """float64 torch tensors with the values of ``arrays``."""
+    return [torch.tensor(np.asarray(a), dtype=torch.float64, requires_grad=requires_grad) for a in arrays]
+
+
+def assert_close(mine, theirs, atol=1e-10):
+    """A torchlight tensor equals a torch tensor (None on either side reads as zeros)."""
+    if theirs is None and mine is None:
+        return
+    if theirs is None:
+        expected = np.zeros(mine.shape)
+    else:
+        expected = theirs.detach().numpy()
+    got = np.zeros_like(expected) if mine is None else mine.to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=atol)
