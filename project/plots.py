@@ -37,14 +37,25 @@ def plot_boundary(
     path: PathLike,
     resolution: int = 40,
     title: str = "decision boundary",
+    batched: bool = False,
 ) -> Path:
-    """Save the model's probability over the unit square, its 0.5 contour and the labelled points."""
+    """Save the model's probability over the unit square, its 0.5 contour and the labelled points.
+
+    With ``batched=True``, ``predict`` takes the list of all grid points ``[(x1, x2), ...]`` at
+    once and returns their probabilities: one forward pass for a tensor model.
+    """
     if resolution < 2:
         raise ValueError(f"plot_boundary needs resolution >= 2, got {resolution}")
     # Grid cell centres: one call of predict per cell, so any model that maps a point to a
     # probability can be drawn.
     ticks = [(i + 0.5) / resolution for i in range(resolution)]
-    grid = [[float(predict(x1, x2)) for x1 in ticks] for x2 in ticks]
+    if batched:
+        flat = [float(p) for p in predict([(x1, x2) for x2 in ticks for x1 in ticks])]
+        if len(flat) != resolution * resolution:
+            raise ValueError(f"plot_boundary: predict gave {len(flat)} probabilities for {resolution * resolution} grid points")
+        grid = [flat[row * resolution : (row + 1) * resolution] for row in range(resolution)]
+    else:
+        grid = [[float(predict(x1, x2)) for x1 in ticks] for x2 in ticks]
     fig = Figure(figsize=(4.5, 4))
     FigureCanvasAgg(fig)
     ax = fig.subplots()

@@ -1,26 +1,27 @@
 """``make demo``: train a small network and report its accuracy.
 
-    python -m project.train                      # the scalar network on xor
+    python -m project.train                      # the tensor network on xor (module 2)
+    python -m project.train --model tensor --dataset split --n 150 --backend simple
     python -m project.train --model scalar --epochs 100 --out out/
 
 ``--model`` picks the training script; every other option goes to that script (see
-``python -m project.train_scalar --help``). Only the scalar model (module 1) exists so far.
+``python -m project.train_tensor --help`` and ``python -m project.train_scalar --help``).
 """
 
 import argparse
-from typing import Optional, Sequence
+import importlib
+from typing import Any, Optional, Sequence
 
-MODELS = ("scalar",)
+# --model name -> the module (in project/) whose main(argv) trains it
+MODELS = {"tensor": "train_tensor", "scalar": "train_scalar"}
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: Optional[Sequence[str]] = None) -> Any:
     p = argparse.ArgumentParser(prog="python -m project.train", description="Train a demo network.", add_help=False)
-    p.add_argument("--model", default="scalar", choices=MODELS, help="which network to train (default: scalar)")
+    p.add_argument("--model", default="tensor", choices=MODELS, help="which network to train (default: tensor)")
     args, rest = p.parse_known_args(argv)
-    if args.model == "scalar":
-        from . import train_scalar
-
-        train_scalar.main(rest)
+    script = importlib.import_module(f"{__package__}.{MODELS[args.model]}")
+    return script.main(rest)
 
 
 if __name__ == "__main__":
