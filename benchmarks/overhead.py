@@ -8,9 +8,12 @@ graph walk) is run forward with recording on, then backward. Two chains:
 - custom: the same chain made of one custom ``Function`` (legacy style), written once and run
   through ``torchlight.autograd.Function`` and ``torch.autograd.Function``.
 
-Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]``.
-It prints microseconds per operation and the ratio torchlight / PyTorch (higher is slower).
-torch is optional: without it only torchlight's column is shown.
+A third row times the engine alone: a custom Function whose forward and backward do no
+arithmetic, so what remains is ``apply`` and the backward pass's own bookkeeping.
+
+Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]
+[--backend simple]``. It prints microseconds per operation and the ratio torchlight / PyTorch
+(higher is slower). torch is optional: without it only torchlight's column is shown.
 """
 
 import argparse
@@ -33,7 +36,7 @@ except ImportError:  # the benchmark still runs, without the comparison
 
 
 def make_custom(base):
-    """The same custom Function for either library: y = x * w + sin-free smooth term, written once."""
+    """The same custom Function for either library, written once: y = x * w + w."""
 
     class MulAdd(base):
         @staticmethod
@@ -47,6 +50,21 @@ def make_custom(base):
             return g * w, g * x + g
 
     return MulAdd
+
+
+def make_bare(base):
+    """A custom Function that does no arithmetic: only the engine's work is left to time."""
+
+    class Bare(base):
+        @staticmethod
+        def forward(ctx, x, w):
+            return x.detach()  # a new tensor sharing x's data, as PyTorch's view_as without history
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    return Bare
 
 
 def builtin_chain(x, w, n):
@@ -87,7 +105,10 @@ def main(argv=None):
     parser.add_argument("--ops", type=int, default=1000, help="length of the chain")
     parser.add_argument("--size", type=int, default=4, help="elements per tensor")
     parser.add_argument("--repeats", type=int, default=5, help="best of this many runs")
+    parser.add_argument("--backend", default=None, help="torchlight backend (default: the default one)")
     args = parser.parse_args(argv)
+    if args.backend is not None:
+        torchlight.set_default_backend(args.backend)
     n, size = args.ops, args.size
     rng = np.random.default_rng(0)
     x0, w0 = rng.random(size) * 0.5, rng.random(size) * 0.5 + 0.5
@@ -98,14 +119,16 @@ def main(argv=None):
     def torch_inputs():
         return torch.tensor(x0, requires_grad=True), torch.tensor(w0)
 
-    tl_custom = make_custom(TLFunction)
+    tl_custom, tl_bare = make_custom(TLFunction), make_bare(TLFunction)
     cases = [
         ("built-in ops", lambda x, w: builtin_chain(x, w, n), lambda x, w: builtin_chain(x, w, n)),
         ("custom Function", lambda x, w: custom_chain(tl_custom, x, w, n), None),
+        ("engine only", lambda x, w: custom_chain(tl_bare, x, w, n), None),
     ]
     if torch is not None:
-        torch_custom = make_custom(torch.autograd.Function)
+        torch_custom, torch_bare = make_custom(torch.autograd.Function), make_bare(torch.autograd.Function)
         cases[1] = (cases[1][0], cases[1][1], lambda x, w: custom_chain(torch_custom, x, w, n))
+        cases[2] = (cases[2][0], cases[2][1], lambda x, w: custom_chain(torch_bare, x, w, n))
 
     print(f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
           f"best of {args.repeats}; microseconds per op")

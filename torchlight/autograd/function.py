@@ -348,7 +348,8 @@ class Function(metaclass=FunctionMeta):
             for i, w in enumerate(wrapped):
                 if isinstance(w, Variable) and not _contains(nondiff, w):
                     w._set_history(history, i)
-            ctx._snapshot_versions()
+            if ctx._saved:
+                ctx._snapshot_versions()
 
         if level is not None:
             _forward_ad(cls, ctx, args, wrapped, level)

@@ -64,7 +64,7 @@ def run_backward(
     outputs_left: Dict[int, int] = {}
     for v in order:
         h = v.history
-        if h.last_fn is not None:
+        if h.num_outputs > 1:
             outputs_left[id(h)] = outputs_left.get(id(h), 0) + 1
     slots: Dict[int, list] = {}
 
@@ -79,19 +79,26 @@ def run_backward(
                 if d is not None and wanted is None:
                     v.accumulate_derivative(d)
                 continue
-            key = id(h)
-            grads = slots.get(key)
-            if grads is None:
-                grads = slots[key] = [None] * h.num_outputs
-            grads[v._output_nr] = d
-            outputs_left[key] -= 1
-            if outputs_left[key]:
-                continue
-            del slots[key]
-            if all(g is None for g in grads):
-                continue
+            if h.num_outputs == 1:
+                if d is None:
+                    continue
+                grads = [d]
+            else:
+                key = id(h)
+                grads = slots.get(key)
+                if grads is None:
+                    grads = slots[key] = [None] * h.num_outputs
+                grads[v._output_nr] = d
+                outputs_left[key] -= 1
+                if outputs_left[key]:
+                    continue
+                del slots[key]
+                if all(g is None for g in grads):
+                    continue
             for parent, pd in h.chain_rule(grads):
-                _add(pending, parent.unique_id, pd)
+                key = parent.unique_id
+                old = pending.get(key)
+                pending[key] = pd if old is None else old + pd
             if not retain_graph:
                 h.ctx._free()
     finally:
