@@ -1,0 +1,219 @@
+"""Module 3: the fast backend's matrix multiply, blocked so that it runs near the processor's peak.
+
+The naive kernel (``simple.matmul_kernel`` compiled: three loops and a dot product) reaches about
+1-2 GFLOP/s: every multiply-add waits for two loads, mostly from main memory. Three changes, each
+measured in ``notebooks/module3_fast_backend.ipynb``, make it some fifty times faster:
+
+1. Packing. Copy A's rows and Bᵀ's rows (B's columns) so that each runs contiguously along k, in
+   panels of ``KC`` values (numbers that fit the fast L1 cache). Every later load is then a
+   contiguous, vectorizable one, whatever the strides of the inputs (transposed, broadcast, sliced).
+2. Register tiles. Compute a 4 x 4 tile of C at a time: 16 running sums, fed by 4 rows of A and 4
+   rows of Bᵀ. Each value loaded is used four times, so the processor multiplies instead of waiting
+   for memory. The sums run along k, which LLVM vectorizes once it may reassociate additions
+   (``fastmath={"reassoc", "contract"}``; ``contract`` fuses multiply-adds). Only this kernel
+   reorders its sums, so it differs from the simple backend by rounding, as numpy's does.
+3. Blocks and threads. C is cut into ``MC`` x ``NC`` blocks that keep their panels in cache; the
+   blocks of all batch elements are shared out among the threads.
+
+numpy's own matmul is never called: this kernel is what it teaches.
+"""
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["matmul_kernel", "tensor_matmul", "MATMUL_PARALLEL_THRESHOLD"]
+
+KC = 256  # panel depth: 4 rows of A and 4 of Bᵀ, 256 values each, fill 16 KiB of the 48 KiB L1
+MC = 64  # rows of C per block
+NC = 64  # columns of C per block
+TILE = 4  # a register tile is TILE x TILE
+ROWS_PER_TRANSPOSE = 8  # rows packed together when the source is not contiguous along k
+
+# Products with fewer multiply-adds (batch * n * m * k) than this run serially (measured; see
+# docs/performance.md): a parallel region costs microseconds, and milliseconds under load.
+MATMUL_PARALLEL_THRESHOLD = 1 << 20
+
+_flags = dict(fastmath={"reassoc", "contract"}, error_model="numpy")
+_inline = njit(inline="always", **_flags)
+# Called (not inlined) from both the serial and the parallel loop: compiled once, not twice.
+_helper = njit(**_flags)
+
+
+@_inline
+def _in_place(row_stride, k_stride):
+    """True when rows can be read where they are: contiguous along k, and not 4 KiB apart.
+
+    Rows exactly a multiple of 4 KiB apart fall into the same cache sets and evict each other.
+    """
+    return k_stride == 1 and row_stride % 512 != 0
+
+
+@_inline
+def _pack_rows(src, row_stride, k_stride, r0, r1, cols, dst, rows):
+    """Copy rows r0..r1-1 of src (rows x cols) into dst as panels of KC columns, rows contiguous."""
+    for p0 in range(0, cols, KC):
+        kc = min(KC, cols - p0)
+        panel = dst[p0 * rows :]
+        if k_stride == 1:
+            for r in range(r0, r1):
+                into = panel[r * kc : r * kc + kc]
+                start = r * row_stride + p0
+                src_row = src[start : start + kc]
+                for c in range(kc):
+                    into[c] = src_row[c]
+        else:  # a transpose: read each k along a short run of rows, write ROWS_PER_TRANSPOSE rows
+            for g in range(r0, r1, ROWS_PER_TRANSPOSE):
+                g1 = min(r1, g + ROWS_PER_TRANSPOSE)
+                for c in range(kc):
+                    src_k = src[(p0 + c) * k_stride :]
+                    for r in range(g, g1):
+                        panel[r * kc + c] = src_k[r * row_stride]
+
+
+@_inline
+def _tile(a, ia, lda, b, ib, ldb, kc, out, io, so_r, so_c):
+    """out[4 x 4 tile at io] += (4 rows of a at ia) . (4 rows of b at ib), each kc long."""
+    a0, a1, a2, a3 = a[ia : ia + kc], a[ia + lda : ia + lda + kc], a[ia + 2 * lda : ia + 2 * lda + kc], a[ia + 3 * lda : ia + 3 * lda + kc]
+    b0, b1, b2, b3 = b[ib : ib + kc], b[ib + ldb : ib + ldb + kc], b[ib + 2 * ldb : ib + 2 * ldb + kc], b[ib + 3 * ldb : ib + 3 * ldb + kc]
+    c00 = c01 = c02 = c03 = c10 = c11 = c12 = c13 = 0.0
+    c20 = c21 = c22 = c23 = c30 = c31 = c32 = c33 = 0.0
+    for p in range(kc):
+        x0, x1, x2, x3 = a0[p], a1[p], a2[p], a3[p]
+        y0, y1, y2, y3 = b0[p], b1[p], b2[p], b3[p]
+        c00 += x0 * y0
+        c01 += x0 * y1
+        c02 += x0 * y2
+        c03 += x0 * y3
+        c10 += x1 * y0
+        c11 += x1 * y1
+        c12 += x1 * y2
+        c13 += x1 * y3
+        c20 += x2 * y0
+        c21 += x2 * y1
+        c22 += x2 * y2
+        c23 += x2 * y3
+        c30 += x3 * y0
+        c31 += x3 * y1
+        c32 += x3 * y2
+        c33 += x3 * y3
+    r0, r1, r2, r3 = io, io + so_r, io + 2 * so_r, io + 3 * so_r
+    out[r0] += c00
+    out[r0 + so_c] += c01
+    out[r0 + 2 * so_c] += c02
+    out[r0 + 3 * so_c] += c03
+    out[r1] += c10
+    out[r1 + so_c] += c11
+    out[r1 + 2 * so_c] += c12
+    out[r1 + 3 * so_c] += c13
+    out[r2] += c20
+    out[r2 + so_c] += c21
+    out[r2 + 2 * so_c] += c22
+    out[r2 + 3 * so_c] += c23
+    out[r3] += c30
+    out[r3 + so_c] += c31
+    out[r3 + 2 * so_c] += c32
+    out[r3 + 3 * so_c] += c33
+
+
+@_inline
+def _dot(a, ia, b, ib, kc):
+    """One row of a at ia times one row of b at ib, kc long: for the edges that a tile does not fit."""
+    x = a[ia : ia + kc]
+    y = b[ib : ib + kc]
+    acc = 0.0
+    for p in range(kc):
+        acc += x[p] * y[p]
+    return acc
+
+
+@_helper
+def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1, j0, j1):
+    """out[i0:i1, j0:j1] += a[i0:i1, :] @ b[j0:j1, :]ᵀ, one panel of KC at a time."""
+    for p0 in range(0, k, KC):
+        kc = min(KC, k - p0)
+        # Where panel p0 starts and how far apart its rows are: packed, or the source itself.
+        pa, ra = (p0 * n, kc) if a_packed else (p0, lda)
+        pb, rb = (p0 * m, kc) if b_packed else (p0, ldb)
+        i = i0
+        while i + TILE <= i1:
+            j = j0
+            while j + TILE <= j1:
+                _tile(a, pa + i * ra, ra, b, pb + j * rb, rb, kc, out, i * so_r + j * so_c, so_r, so_c)
+                j += TILE
+            for jj in range(j, j1):
+                for ii in range(i, i + TILE):
+                    out[ii * so_r + jj * so_c] += _dot(a, pa + ii * ra, b, pb + jj * rb, kc)
+            i += TILE
+        for ii in range(i, i1):
+            for jj in range(j0, j1):
+                out[ii * so_r + jj * so_c] += _dot(a, pa + ii * ra, b, pb + jj * rb, kc)
+
+
+@_helper
+def _pack_task(t, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k):
+    """Pack task t: a group of rows of one batch element of A (the first tasks_a tasks) or of Bᵀ."""
+    groups_a = (n + MC - 1) // MC
+    groups_b = (m + NC - 1) // NC
+    if t < tasks_a:
+        e, g = t // groups_a, t % groups_a
+        _pack_rows(a[e * a_strides[0] :], a_strides[1], a_strides[2], g * MC, min(n, g * MC + MC), k, ap[e * n * k :], n)
+    else:
+        t -= tasks_a
+        e, g = t // groups_b, t % groups_b
+        # Bᵀ's rows are B's columns: row stride b_strides[2], stride along k b_strides[1].
+        _pack_rows(b[e * b_strides[0] :], b_strides[2], b_strides[1], g * NC, min(m, g * NC + NC), k, bp[e * m * k :], m)
+
+
+@njit(parallel=True, cache=True, **_flags)
+def tensor_matmul(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, threshold, threads):
+    """out[p] = a[p] @ b[p] for 3-D shapes (batch, n, k) @ (batch, k, m); a batch of 1 broadcasts."""
+    batch, n, m = out_shape[0], out_shape[1], out_shape[2]
+    k = a_shape[2]
+    na, nb = a_shape[0], b_shape[0]
+    parallel = batch * n * m * k >= threshold and threads > 1
+
+    # 1. Packing (skipped for an operand whose rows are already contiguous along k).
+    a_packed = not _in_place(a_strides[1], a_strides[2])
+    b_packed = not _in_place(b_strides[2], b_strides[1])
+    ap = np.empty(na * n * k if a_packed else 0)
+    bp = np.empty(nb * m * k if b_packed else 0)
+    tasks_a = na * ((n + MC - 1) // MC) if a_packed else 0
+    tasks = tasks_a + (nb * ((m + NC - 1) // NC) if b_packed else 0)
+    if parallel:
+        for t in prange(tasks):
+            _pack_task(t + 0, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k)
+    else:
+        for t in range(tasks):
+            _pack_task(t, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k)
+    a_src, a_batch, lda = (ap, n * k, k) if a_packed else (a, a_strides[0], a_strides[1])
+    b_src, b_batch, ldb = (bp, m * k, k) if b_packed else (b, b_strides[0], b_strides[2])
+    if na == 1:
+        a_batch = 0
+    if nb == 1:
+        b_batch = 0
+
+    # 2. and 3. Blocks of C, each a grid of register tiles.
+    blocks_i = (n + MC - 1) // MC
+    blocks_j = (m + NC - 1) // NC
+    blocks = batch * blocks_i * blocks_j
+    if parallel:
+        for t in prange(blocks):
+            e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
+            _block(a_src[e * a_batch :], a_packed, lda, b_src[e * b_batch :], b_packed, ldb, n, m, k,
+                   out[e * out_strides[0] :], out_strides[1], out_strides[2],
+                   bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
+    else:
+        for t in range(blocks):
+            e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
+            _block(a_src[e * a_batch :], a_packed, lda, b_src[e * b_batch :], b_packed, ldb, n, m, k,
+                   out[e * out_strides[0] :], out_strides[1], out_strides[2],
+                   bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
+
+
+def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+    """out[p] = a[p] @ b[p] for 3-D shapes (batch, n, k) @ (batch, k, m); a batch of 1 broadcasts."""
+    tensor_matmul(
+        out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides,
+        MATMUL_PARALLEL_THRESHOLD, numba.get_num_threads(),
+    )
