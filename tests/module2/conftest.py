@@ -5,7 +5,7 @@ import pytest
 import torchlight
 
 # The backends the module 2 suite runs on; each must give the same answers as "simple".
-BACKENDS = ["simple"]
+BACKENDS = ["simple", "fast"]
 
 
 @pytest.fixture(params=BACKENDS, scope="session")

@@ -24,10 +24,14 @@ How the code is organised, and why (compiling is a user cost: see fast_cache.py)
 - The matrix multiply, which calls no scalar function, is an ordinary kernel in ``fast_matmul.py``.
 """
 
+import inspect
+
 import numba
 import numpy as np
 from numba import njit, prange, types, uint64
+from numba.extending import register_jitable
 
+from .. import scalar
 from . import fast_cache, indexing
 from .base import TensorBackend
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
@@ -93,6 +97,12 @@ def part_bounds(part, parts, work):
     """The half-open range of the ``work`` items that part number ``part`` of ``parts`` covers."""
     return part * work // parts, (part + 1) * work // parts
 
+
+# A function the user lifts may call torchlight.scalar's operators (``d * scalar.sigmoid(x)``):
+# numba compiles a call to a plain Python function only when told it may, as here.
+for _f in vars(scalar).values():
+    if inspect.isfunction(_f) and _f.__module__ == scalar.__name__:
+        register_jitable(error_model="numpy")(_f)
 
 # The names a generated kernel module imports from here (fast_cache writes the import).
 HELPERS = ["np", "uint64", "to_index", "broadcast_index", "index_to_position", "size_of", "same_contiguous", "last_stride", "part_bounds"]
@@ -231,7 +241,7 @@ PART_SIGNATURES = {
 }
 
 # The files whose code is compiled into the parts: editing one must invalidate the disk cache.
-SOURCES = [__file__, indexing.__file__]
+SOURCES = [__file__, indexing.__file__, scalar.__file__]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,11 +78,12 @@ def compile_part(part, signature, fn: Callable) -> None:
         part.compile(signature)
     except numba.core.errors.NumbaError as e:
         name = getattr(fn, "__qualname__", repr(fn))
-        first = str(e).strip().splitlines()
+        detail = "\n".join(line for line in str(e).splitlines()[:12] if line.strip())
         raise TypeError(
-            f"the 'fast' backend cannot compile {name} with numba. Backends lift functions of floats "
-            "written with arithmetic, comparisons and the math module (as in torchlight.scalar); use "
-            f"the 'simple' backend for anything else. numba says: {first[0] if first else e}"
+            f"the 'fast' backend cannot compile {name} with numba. It lifts functions of floats written "
+            "with arithmetic, comparisons, the math module and torchlight.scalar's operators (a call to "
+            "any other Python function needs numba.njit on that function); use the 'simple' backend for "
+            f"anything else. numba says:\n{detail}"
         ) from None
     part.disable_compile()  # other argument types raise TypeError instead of compiling anew
 
