@@ -40,7 +40,8 @@ class Variable:
 
     @property
     def parents(self) -> List["Variable"]:
-        """The non-constant inputs of the Function that produced this value."""
+        """The non-constant inputs of the Function that produced this value, as they were then
+        (an input changed in place since stands for its old node: see History.input_nodes)."""
         h = self.history
         if h is None:
             return []
