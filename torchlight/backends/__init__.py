@@ -8,6 +8,7 @@ cannot run here raises an error saying what is missing: nothing falls back silen
 
 import importlib
 import os
+import warnings
 from typing import Callable, Dict, List, Union
 
 from .base import TensorBackend
@@ -49,10 +50,25 @@ def get(name: Union[str, TensorBackend]) -> TensorBackend:
 
 
 def default() -> TensorBackend:
-    """The backend new tensors get when none is named: $TORCHLIGHT_BACKEND, else 'simple'."""
+    """The backend new tensors get when none is named: $TORCHLIGHT_BACKEND, else 'fast' where numba
+    imports, else 'simple' (with a warning saying how to get 'fast')."""
     if not _default:
-        _default.append(os.environ.get("TORCHLIGHT_BACKEND") or "simple")
+        _default.append(os.environ.get("TORCHLIGHT_BACKEND") or _preferred())
     return get(_default[0])
+
+
+def _preferred() -> str:
+    try:
+        importlib.import_module("numba")
+    except ImportError:
+        warnings.warn(
+            "numba is not installed, so tensors default to the slow 'simple' backend; "
+            "pip install 'numba>=0.59' to get the 'fast' one",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return "simple"
+    return "fast"
 
 
 def set_default_backend(name: Union[str, TensorBackend]) -> None:

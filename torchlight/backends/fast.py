@@ -334,8 +334,7 @@ class _Kernel:
         """Run on contiguous, writable copies of arrays that the compiled signature does not accept
         (a strided or read-only storage made by hand), then copy the result back."""
         fixed = tuple(
-            np.ascontiguousarray(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
-            if isinstance(x, np.ndarray) else x
+            np.array(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64) if isinstance(x, np.ndarray) else x
             for x in args
         )
         result = np.array(out, dtype=np.float64)  # a contiguous, writable copy

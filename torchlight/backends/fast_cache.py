@@ -76,9 +76,9 @@ def compile_part(part, signature, fn: Callable) -> None:
     """
     try:
         part.compile(signature)
-    except numba.core.errors.NumbaError as e:
+    except Exception as e:  # numba's typing errors, and the odd internal one for unsupported code
         name = getattr(fn, "__qualname__", repr(fn))
-        detail = "\n".join(line for line in str(e).splitlines()[:12] if line.strip())
+        detail = f"{type(e).__name__}: " + "\n".join(line for line in str(e).splitlines()[:12] if line.strip())
         raise TypeError(
             f"the 'fast' backend cannot compile {name} with numba. It lifts functions of floats written "
             "with arithmetic, comparisons, the math module and torchlight.scalar's operators (a call to "

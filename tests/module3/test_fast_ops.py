@@ -1,0 +1,249 @@
+"""Task 3.1: the fast backend's map, zip and reduce give exactly the simple backend's answers.
+
+Every case runs twice: on the serial path (the one small tensors take) and on the parallel path
+(forced by a zero threshold), on contiguous, permuted, strided and broadcast inputs.
+"""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import torchlight
+from torchlight import Tensor, backends, scalar
+from torchlight.backends import fast, fast_cache
+from torchlight.tensor_data import TensorData
+
+from module2.strategies import LAYOUTS, broadcast_shapes, floats, layout_of, shapes
+
+pytestmark = pytest.mark.task3_1
+
+FAST = backends.get("fast")
+SIMPLE = backends.get("simple")
+
+
+@pytest.fixture(params=["serial", "parallel"], scope="module")
+def path(request):
+    """Which kernel path fast takes: every tensor parallel (threshold 0) or every tensor serial.
+
+    (Module scope, set by hand: hypothesis reruns a test body many times within one fixture.)
+    """
+    saved = fast.PARALLEL_THRESHOLD
+    fast.PARALLEL_THRESHOLD = 0 if request.param == "parallel" else 1 << 62
+    yield request.param
+    fast.PARALLEL_THRESHOLD = saved
+
+
+def same(fast_result, simple_result):
+    """Bit-for-bit equality (nan equal to nan), shape included."""
+    a, b = fast_result.to_numpy(), simple_result.to_numpy()
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+@st.composite
+def pair(draw, shape=None, elements=None):
+    """The same values as a fast tensor and a simple tensor, in the same drawn layout."""
+    shape = draw(shapes(max_dims=4, max_side=5)) if shape is None else shape
+    values = draw(
+        st.lists(floats(-5, 5) if elements is None else elements, min_size=math.prod(shape), max_size=math.prod(shape)).map(
+            lambda v: np.array(v, dtype=np.float64).reshape(shape)
+        )
+    )
+    layout = draw(st.sampled_from(LAYOUTS))
+    order = draw(st.permutations(range(len(shape)))) if shape else None
+    return Tensor(layout_of(values, layout, order), FAST), Tensor(layout_of(values, layout, order), SIMPLE)
+
+
+MAPS = [scalar.neg, scalar.id, scalar.exp, scalar.sigmoid, scalar.relu, scalar.tanh, scalar.abs, scalar.sign, scalar.inv]
+ZIPS = [scalar.add, scalar.sub, scalar.mul, scalar.div, scalar.max, scalar.lt, scalar.eq, scalar.relu_back, scalar.is_close]
+
+
+@pytest.mark.parametrize("fn", MAPS, ids=lambda f: f.__name__)
+@given(data=st.data())
+def test_map_equals_simple(path, fn, data):
+    a_fast, a_simple = data.draw(pair())
+    same(FAST.map(fn)(a_fast), SIMPLE.map(fn)(a_simple))
+
+
+@pytest.mark.parametrize("fn", ZIPS, ids=lambda f: f.__name__)
+@given(data=st.data())
+def test_zip_equals_simple_on_broadcast_strided_inputs(path, fn, data):
+    shape_a, shape_b = data.draw(broadcast_shapes(max_dims=4, max_side=4))
+    elements = st.sampled_from([-1.0, 0.0, 0.5, 2.0]) if fn is scalar.eq else floats(-5, 5)
+    a_fast, a_simple = data.draw(pair(shape_a, elements))
+    b_fast, b_simple = data.draw(pair(shape_b, elements))
+    same(FAST.zip(fn)(a_fast, b_fast), SIMPLE.zip(fn)(a_simple, b_simple))
+
+
+@pytest.mark.parametrize("fn, start", [(scalar.add, 0.0), (scalar.mul, 1.0), (scalar.max, -math.inf)], ids=["add", "mul", "max"])
+@given(data=st.data())
+def test_reduce_equals_simple_along_every_dim(path, fn, start, data):
+    a_fast, a_simple = data.draw(pair(data.draw(shapes(min_dims=1, max_dims=4, max_side=5))))
+    dim = data.draw(st.integers(0, a_fast.dims - 1))
+    same(FAST.reduce(fn, start)(a_fast, dim), SIMPLE.reduce(fn, start)(a_simple, dim))
+
+
+def test_reduce_order_is_the_simple_backends_exactly(path):
+    # 1e16 + 1 - 1e16 depends on the order of the additions: a reordered sum gives 0 or 2, not 1.
+    values = np.array([[1e16, 1.0, -1e16, 1.0], [1.0, 1e16, 1.0, -1e16]])
+    for dim in (0, 1):
+        for a in (values, values.T.copy()):
+            same(
+                FAST.reduce(scalar.add, 0.0)(Tensor.from_numpy(a, FAST), dim),
+                SIMPLE.reduce(scalar.add, 0.0)(Tensor.from_numpy(a, SIMPLE), dim),
+            )
+
+
+def test_larger_tensors_in_every_layout(path):
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((6, 7, 33))
+    for layout in LAYOUTS:
+        a_fast, a_simple = Tensor(layout_of(values, layout, (2, 0, 1)), FAST), Tensor(layout_of(values, layout, (2, 0, 1)), SIMPLE)
+        row = rng.standard_normal((1, 33))
+        same(FAST.zip(scalar.mul)(a_fast, Tensor.from_numpy(row, FAST)), SIMPLE.zip(scalar.mul)(a_simple, Tensor.from_numpy(row, SIMPLE)))
+        same(FAST.map(scalar.sigmoid)(a_fast), SIMPLE.map(scalar.sigmoid)(a_simple))
+        for dim in range(3):
+            same(FAST.reduce(scalar.add, 0.0)(a_fast, dim), SIMPLE.reduce(scalar.add, 0.0)(a_simple, dim))
+    if path == "parallel" and fast.numba.get_num_threads() > 1:  # the launchers really ran
+        assert {"map_part", "zip_part", "reduce_part"} <= set(fast._compiled_launchers)
+
+
+def test_zero_dim_and_empty_tensors(path):
+    x = torchlight.tensor(2.5, backend=FAST)
+    assert FAST.map(scalar.neg)(x).item() == -2.5
+    assert FAST.zip(scalar.mul)(x, torchlight.tensor([1.0, 2.0], backend=FAST)).tolist() == [2.5, 5.0]
+    assert FAST.reduce(scalar.add, 0.0)(x, 0).item() == 2.5
+    empty = torchlight.zeros(0, 3, backend=FAST)
+    assert FAST.map(scalar.exp)(empty).shape == (0, 3)
+    assert FAST.zip(scalar.add)(empty, torchlight.ones(3, backend=FAST)).shape == (0, 3)
+    assert FAST.reduce(scalar.add, 0.0)(empty, 0).tolist() == [[0.0, 0.0, 0.0]]
+    assert FAST.reduce(scalar.max, -math.inf)(empty, 1).shape == (0, 1)
+
+
+def test_out_may_be_a_strided_view(path):
+    big = torchlight.zeros(4, 6, backend=FAST)
+    window = big[1:3, ::2]
+    FAST.map(scalar.id)(torchlight.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], backend=FAST), out=window)
+    expected = np.zeros((4, 6))
+    expected[1:3, ::2] = [[1, 2, 3], [4, 5, 6]]
+    np.testing.assert_array_equal(big.to_numpy(), expected)
+
+
+def test_division_by_zero_and_domain_edges_give_inf_and_nan_not_errors():
+    a = torchlight.tensor([1.0, -1.0, 0.0], backend=FAST)
+    zero = torchlight.zeros(3, backend=FAST)
+    result = FAST.zip(scalar.div)(a, zero).to_numpy()
+    assert result[0] == math.inf and result[1] == -math.inf and math.isnan(result[2])
+    assert FAST.map(scalar.inv)(zero).tolist() == [math.inf] * 3
+
+
+def _halve(x):
+    return 0.5 * scalar.relu(x)  # a user function calling one of torchlight.scalar's operators
+
+
+def test_any_function_can_be_lifted_importable_or_not(path):
+    a = torchlight.tensor([[-2.0, 3.0], [4.0, -1.0]], backend=FAST)
+    assert FAST.map(_halve)(a).tolist() == [[0.0, 1.5], [2.0, 0.0]]
+    square = lambda x: x * x  # noqa: E731  (a lambda cannot be imported: compiled in memory)
+    assert FAST.map(square)(a).tolist() == [[4.0, 9.0], [16.0, 1.0]]
+
+
+def test_a_function_numba_cannot_compile_gets_a_clear_error():
+    def as_text(x):
+        return float(str(x))
+
+    with pytest.raises(TypeError, match="cannot compile .*as_text.* use the 'simple' backend"):
+        FAST.map(as_text)(torchlight.tensor([1.0], backend=FAST))
+
+
+def test_storages_the_compiled_signature_does_not_take_still_work():
+    readonly = np.arange(6.0)
+    readonly.flags.writeable = False
+    strided = np.arange(12.0)[::2]  # a 1-D storage with a stride: not contiguous
+    for storage in (readonly, strided):
+        a = Tensor(TensorData(storage, (2, 3)), FAST)
+        np.testing.assert_array_equal(FAST.map(scalar.neg)(a).to_numpy(), -storage.reshape(2, 3))
+        np.testing.assert_array_equal(FAST.zip(scalar.add)(a, a).to_numpy(), 2 * storage.reshape(2, 3))
+        np.testing.assert_array_equal(FAST.reduce(scalar.add, 0.0)(a, 1).to_numpy(), storage.reshape(2, 3).sum(1, keepdims=True))
+
+
+def test_kernels_are_cached_on_disk_named_by_function_and_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHLIGHT_CACHE_DIR", str(tmp_path))
+    module = tmp_path / "tl_cache_probe.py"
+    module.write_text("def triple(x):\n    return 3.0 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import tl_cache_probe
+
+    parts = fast_cache.kernels_for(tl_cache_probe.triple, fast.TEMPLATES, fast.HELPERS, fast.SOURCES)
+    generated = parts.__file__
+    assert os.path.dirname(generated) == fast_cache.cache_dir() == str(tmp_path / "fast_kernels")
+    assert os.path.basename(generated).startswith("tl_tl_cache_probe_triple_")
+    text = open(generated).read()
+    assert "import tl_cache_probe as _home" in text and "def map_part(" in text
+    # An edit to the function's source file gives another file name: stale code is never loaded.
+    module.write_text("def triple(x):\n    return 3.0 * x  # edited\n")
+    fast_cache._modules.clear()
+    again = fast_cache.kernels_for(tl_cache_probe.triple, fast.TEMPLATES, fast.HELPERS, fast.SOURCES)
+    assert again.__file__ != generated and os.path.exists(again.__file__)
+    assert not os.path.exists(generated)  # the stale version was deleted
+    fast_cache.clear()
+    assert not (tmp_path / "fast_kernels").exists()
+
+
+def test_parallel_results_do_not_depend_on_the_number_of_parts(monkeypatch):
+    monkeypatch.setattr(fast, "PARALLEL_THRESHOLD", 0)
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((37, 41))
+    a = Tensor.from_numpy(values, FAST).permute(1, 0)
+    expected = SIMPLE.reduce(scalar.add, 0.0)(Tensor.from_numpy(values, SIMPLE).permute(1, 0), 0).to_numpy()
+    for parts in (1, 3, 8, 64):
+        monkeypatch.setattr(fast, "PARTS_PER_THREAD", parts)
+        monkeypatch.setattr(fast.numba, "get_num_threads", lambda: 2)
+        np.testing.assert_array_equal(FAST.reduce(scalar.add, 0.0)(a, 0).to_numpy(), expected)
+        same(FAST.map(scalar.exp)(a), SIMPLE.map(scalar.exp)(Tensor.from_numpy(values, SIMPLE).permute(1, 0)))
+
+
+def _run(code, **env):
+    return subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True, timeout=300)
+
+
+def test_numba_num_threads_is_honoured():
+    code = (
+        "import numba, numpy as np, torchlight\n"
+        "from torchlight import scalar\n"
+        "from torchlight.backends import fast\n"
+        "fast.PARALLEL_THRESHOLD = 0\n"
+        "x = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend='fast')\n"
+        "print(numba.get_num_threads(), x.backend.reduce(scalar.add, 0.0)(x, 0).tolist())\n"
+    )
+    run = _run(code, NUMBA_NUM_THREADS="1")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split(maxsplit=1) == ["1", "[[12.0, 15.0, 18.0, 21.0]]\n"]
+
+
+def test_default_backend_is_fast_and_a_missing_numba_says_what_to_do():
+    assert _run("import torchlight; print(torchlight.zeros(1).backend.name)", TORCHLIGHT_BACKEND="").stdout.strip() == "fast"
+    code = (
+        "import sys, warnings; sys.modules['numba'] = None  # as if numba were not installed\n"
+        "import torchlight\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    print(torchlight.zeros(1).backend.name)\n"
+        "print(caught[0].message)\n"
+        "try:\n"
+        "    torchlight.backends.get('fast')\n"
+        "except torchlight.backends.BackendUnavailable as e:\n"
+        "    print(e)\n"
+    )
+    run = _run(code, TORCHLIGHT_BACKEND="")
+    lines = run.stdout.splitlines()
+    assert run.returncode == 0, run.stderr
+    assert lines[0] == "simple"
+    assert "numba is not installed" in lines[1] and "pip install" in lines[1]
+    assert "the 'fast' backend needs numba" in lines[2] and "pip install" in lines[2]
