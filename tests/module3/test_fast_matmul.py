@@ -1,0 +1,127 @@
+"""Task 3.2: the fast backend's blocked matrix multiply against numpy: batched, broadcast over
+batch dimensions, strided and transposed operands, sizes that are not multiples of the tile or
+the panel, on the serial and the parallel path."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import torchlight
+from torchlight import Tensor, backends
+from torchlight.backends import fast_matmul
+
+from module2.strategies import layout_of
+
+pytestmark = pytest.mark.task3_2
+
+FAST = backends.get("fast")
+
+
+@pytest.fixture(params=["serial", "parallel"], scope="module")
+def path(request):
+    """Every product on one path: parallel (threshold 0) or serial. Set by hand for hypothesis."""
+    saved = fast_matmul.MATMUL_PARALLEL_THRESHOLD
+    fast_matmul.MATMUL_PARALLEL_THRESHOLD = 0 if request.param == "parallel" else 1 << 62
+    yield request.param
+    fast_matmul.MATMUL_PARALLEL_THRESHOLD = saved
+
+
+def on_fast(values, layout="contiguous", order=None):
+    return Tensor(layout_of(values, layout, order), FAST)
+
+
+def check(a_values, b_values, a_layout="contiguous", b_layout="contiguous"):
+    a = on_fast(a_values, a_layout, tuple(reversed(range(a_values.ndim))))
+    b = on_fast(b_values, b_layout, tuple(reversed(range(b_values.ndim))))
+    got = FAST.matrix_multiply(a, b).to_numpy()
+    expected = np.matmul(a_values, b_values)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * max(1, a_values.shape[-1]))
+
+
+@pytest.mark.parametrize(
+    "n, k, m",
+    [(1, 1, 1), (3, 5, 7), (4, 4, 4), (5, 9, 6), (17, 3, 33), (65, 70, 67), (2, 300, 3), (9, 513, 10), (33, 512, 35)],
+)
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("permuted", "permuted"), ("strided", "contiguous"), ("contiguous", "strided")])
+def test_odd_sizes_and_layouts(path, n, k, m, layouts):
+    # Sizes off the 4 x 4 tile, k across two panels of 256 (300, 513), and a row stride of 4 KiB
+    # (k = 512), which the kernel must pack rather than read in place.
+    rng = np.random.default_rng(n * 1000 + k * 10 + m)
+    check(rng.standard_normal((n, k)), rng.standard_normal((k, m)), *layouts)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((3, 4, 5), (3, 5, 2)),  # batched
+        ((1, 4, 5), (6, 5, 2)),  # a batch of 1 broadcasts
+        ((6, 4, 5), (5, 2)),  # a matrix broadcasts over a batch
+        ((2, 1, 4, 5), (1, 3, 5, 6)),  # batch dims broadcast against each other
+        ((5,), (2, 5, 3)),  # a vector times a batch of matrices
+        ((2, 4, 5), (5,)),  # a batch of matrices times a vector
+        ((7,), (7,)),  # the dot product: a 0-d result
+    ],
+)
+def test_batched_and_broadcast(path, a_shape, b_shape):
+    rng = np.random.default_rng(len(a_shape) * 10 + len(b_shape))
+    check(rng.standard_normal(a_shape), rng.standard_normal(b_shape))
+    if len(a_shape) > 1 and len(b_shape) > 1:
+        check(rng.standard_normal(a_shape), rng.standard_normal(b_shape), "strided", "permuted")
+
+
+@given(data=st.data())
+def test_random_shapes_against_numpy(path, data):
+    batch = data.draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
+    n, k, m = (data.draw(st.integers(1, 20)) for _ in range(3))
+    layouts = data.draw(st.tuples(st.sampled_from(["contiguous", "permuted", "strided"]), st.sampled_from(["contiguous", "permuted", "strided"])))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    b_batch = data.draw(st.sampled_from([batch, (), (1,) * len(batch)]))
+    check(rng.standard_normal(batch + (n, k)), rng.standard_normal(b_batch + (k, m)), *layouts)
+
+
+def test_expanded_operands_with_zero_strides(path):
+    row = torchlight.tensor([[1.0, 2.0, 3.0]], backend=FAST).expand(4, 3)  # every row the same: stride 0
+    b = torchlight.tensor(np.arange(6.0).reshape(3, 2), backend=FAST)
+    np.testing.assert_allclose((row @ b).to_numpy(), np.tile([[16.0, 22.0]], (4, 1)))
+    column = torchlight.tensor([[2.0], [1.0], [0.5]], backend=FAST).expand(3, 5)
+    np.testing.assert_allclose((b.permute(1, 0) @ column).to_numpy(), np.tile([[4.0], [7.5]], (1, 5)))
+
+
+def test_a_large_product_on_both_paths_agrees_with_numpy_and_with_itself():
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((3, 130, 300)), rng.standard_normal((300, 70))
+    results = []
+    saved = fast_matmul.MATMUL_PARALLEL_THRESHOLD
+    try:
+        for threshold in (0, 1 << 62):
+            fast_matmul.MATMUL_PARALLEL_THRESHOLD = threshold
+            results.append((Tensor.from_numpy(a, FAST) @ Tensor.from_numpy(b, FAST)).to_numpy())
+    finally:
+        fast_matmul.MATMUL_PARALLEL_THRESHOLD = saved
+    np.testing.assert_allclose(results[0], a @ b, rtol=1e-12, atol=1e-10)
+    np.testing.assert_array_equal(results[0], results[1])  # same blocks, same sums: threads change nothing
+
+
+def test_infinities_and_nans_propagate_as_in_numpy(path):
+    a = np.array([[np.inf, 1.0], [np.nan, 0.0], [1.0, 2.0]])
+    b = np.array([[1.0, 0.0], [2.0, -1.0]])
+    with np.errstate(invalid="ignore"):
+        expected = a @ b
+    got = (on_fast(a) @ on_fast(b)).to_numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(got[~np.isnan(got)], expected[~np.isnan(expected)])
+
+
+def test_gradients_of_matmul_on_fast_match_simple():
+    rng = np.random.default_rng(1)
+    a_values, b_values = rng.standard_normal((2, 5, 6)), rng.standard_normal((6, 3))
+    grads = {}
+    for name in ("simple", "fast"):
+        a = torchlight.tensor(a_values, backend=name, requires_grad=True)
+        b = torchlight.tensor(b_values, backend=name, requires_grad=True)
+        ((a @ b) ** 2).sum().backward()
+        grads[name] = (a.grad.to_numpy(), b.grad.to_numpy())
+    for g_simple, g_fast in zip(grads["simple"], grads["fast"]):
+        np.testing.assert_allclose(g_fast, g_simple, rtol=1e-12, atol=1e-12)
