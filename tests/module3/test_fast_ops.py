@@ -227,6 +227,22 @@ def test_numba_num_threads_is_honoured():
     assert run.stdout.split(maxsplit=1) == ["1", "[[12.0, 15.0, 18.0, 21.0]]\n"]
 
 
+def test_the_parallel_path_needs_no_tbb_or_openmp():
+    code = (
+        "import numba, numpy as np, torchlight\n"
+        "from torchlight import scalar\n"
+        "from torchlight.backends import fast, fast_matmul\n"
+        "fast.PARALLEL_THRESHOLD = fast_matmul.MATMUL_PARALLEL_THRESHOLD = 0\n"
+        "x = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend='fast')\n"
+        "total = x.backend.reduce(scalar.add, 0.0)(x.backend.zip(scalar.mul)(x, x), 1).tolist()\n"
+        "product = (x @ x.permute(1, 0)).tolist()\n"
+        "print(numba.threading_layer(), total == [[14.0], [126.0], [366.0]], product[2][0] == 62.0)\n"
+    )
+    run = _run(code, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["workqueue", "True", "True"]
+
+
 def test_default_backend_is_fast_and_a_missing_numba_says_what_to_do():
     assert _run("import torchlight; print(torchlight.zeros(1).backend.name)", TORCHLIGHT_BACKEND="").stdout.strip() == "fast"
     code = (
