@@ -154,6 +154,15 @@ def test_any_function_can_be_lifted_importable_or_not(path):
     assert FAST.map(square)(a).tolist() == [[4.0, 9.0], [16.0, 1.0]]
 
 
+def test_a_second_backend_on_the_same_kernels_reuses_the_compiled_parts():
+    from torchlight.backends.base import TensorBackend
+
+    FAST.zip(scalar.add)(torchlight.ones(2, backend=FAST), torchlight.ones(2, backend=FAST))
+    other = TensorBackend(fast, "fast-again")
+    a = Tensor(TensorData(np.array([1.0, 2.0]), (2,)), other)
+    assert other.zip(scalar.add)(a, a).tolist() == [2.0, 4.0]
+
+
 def test_a_function_numba_cannot_compile_gets_a_clear_error():
     def as_text(x):
         return float(str(x))

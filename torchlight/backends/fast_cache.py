@@ -74,6 +74,8 @@ def compile_part(part, signature, fn: Callable) -> None:
 
     A scalar function that numba cannot compile gets an error that says so, not numba's traceback.
     """
+    if tuple(signature.args) in part.overloads:  # compiled already (another backend asked first)
+        return
     try:
         part.compile(signature)
     except Exception as e:  # numba's typing errors, and the odd internal one for unsupported code
