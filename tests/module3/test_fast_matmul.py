@@ -11,7 +11,7 @@ import torchlight
 from torchlight import Tensor, backends
 from torchlight.backends import fast_matmul
 
-from module2.strategies import layout_of
+from .strategies import layout_of
 
 pytestmark = pytest.mark.task3_2
 

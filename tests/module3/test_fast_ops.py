@@ -19,7 +19,7 @@ from torchlight import Tensor, backends, scalar
 from torchlight.backends import fast, fast_cache
 from torchlight.tensor_data import TensorData
 
-from module2.strategies import LAYOUTS, broadcast_shapes, floats, layout_of, shapes
+from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of, shapes
 
 pytestmark = pytest.mark.task3_1
 
