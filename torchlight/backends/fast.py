@@ -36,9 +36,10 @@ from . import fast_cache, indexing
 from .base import TensorBackend
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
 
-# Tensors with fewer elements than this run serially. Measured on 2 cores (docs/performance.md):
-# below ~40k elements a parallel region costs more than it saves even on idle cores; under load
-# (another process on a core) entering one can stall for milliseconds, so the bar is high.
+# Tensors with fewer elements than this run serially. Measured (benchmarks/threshold.py, 2 idle
+# cores): threads pay from about 65,000 elements for a zip of additions, from about 5,000 for a
+# map of exp. But under load (another process on a core) a parallel region can stall for
+# milliseconds, and a training step is many small operations, so the bar is set high.
 PARALLEL_THRESHOLD = 100_000
 
 # How many parts per thread a parallel operation is cut into (uneven parts then balance out).

@@ -30,8 +30,9 @@ NC = 64  # columns of C per block
 TILE = 4  # a register tile is TILE x TILE
 ROWS_PER_TRANSPOSE = 8  # rows packed together when the source is not contiguous along k
 
-# Products with fewer multiply-adds (batch * n * m * k) than this run serially (measured; see
-# docs/performance.md): a parallel region costs microseconds, and milliseconds under load.
+# Products with fewer multiply-adds (batch * n * m * k) than this run serially: threads pay from
+# about 96 x 96 x 96 (benchmarks/threshold.py, 2 idle cores); a parallel region costs microseconds,
+# and can stall for milliseconds when another process holds a core.
 MATMUL_PARALLEL_THRESHOLD = 1 << 20
 
 _flags = dict(fastmath={"reassoc", "contract"}, error_model="numpy")
