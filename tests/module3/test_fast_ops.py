@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import torchlight
 from torchlight import Tensor, backends, scalar
-from torchlight.backends import fast, fast_cache
+from torchlight.backends import fast, fast_cache, fast_parallel
 from torchlight.tensor_data import TensorData
 
 from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of, shapes
@@ -111,7 +111,7 @@ def test_larger_tensors_in_every_layout(path):
         for dim in range(3):
             same(FAST.reduce(scalar.add, 0.0)(a_fast, dim), SIMPLE.reduce(scalar.add, 0.0)(a_simple, dim))
     if path == "parallel" and fast.numba.get_num_threads() > 1:  # the launchers really ran
-        assert {"map_part", "zip_part", "reduce_part"} <= set(fast._compiled_launchers)
+        assert {fast.parallel_map, fast.parallel_zip, fast.parallel_reduce} <= set(fast_parallel._compiled)
 
 
 def test_zero_dim_and_empty_tensors(path):

@@ -18,10 +18,10 @@ How the code is organised, and why (compiling is a user cost: see fast_cache.py)
 - ``map_part``, ``zip_part`` and ``reduce_part`` are *templates*: plain functions that call ``fn``
   and do one part of the work. ``fast_cache.py`` compiles them once per scalar function, in a
   small generated module in which ``fn`` is that function, so that numba caches them on disk.
-- ``parallel_map``, ``parallel_zip`` and ``parallel_reduce`` run the parts of one operation on
-  all threads. They receive the part function as a value (a numba first-class function), so each
-  is compiled (and cached) once for all scalar functions, not once per function.
-- The matrix multiply, which calls no scalar function, is an ordinary kernel in ``fast_matmul.py``.
+- ``parallel_map``, ``parallel_zip`` and ``parallel_reduce`` run the parts of one large operation
+  on all threads. They receive the part as a value (``fast_parallel.py``), so each is compiled
+  (and cached) once for all scalar functions, not once per function.
+- The matrix multiply, which calls no scalar function, is in ``fast_matmul.py``, built the same way.
 """
 
 import inspect
@@ -32,7 +32,7 @@ from numba import njit, prange, types, uint64
 from numba.extending import register_jitable
 
 from .. import scalar
-from . import fast_cache, indexing
+from . import fast_cache, fast_parallel, indexing
 from .base import TensorBackend
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
 
@@ -250,6 +250,9 @@ SOURCES = [__file__, indexing.__file__, scalar.__file__]
 # ---------------------------------------------------------------------------------------------
 
 
+# (Inside a prange loop the index is unsigned; np.int64(p) matches the parts' signatures.)
+
+
 def parallel_map(map_part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
     """Run map_part(p, parts, ...) for every part p, in parallel."""
     for p in prange(parts):
@@ -269,36 +272,6 @@ def parallel_reduce(reduce_part, parts, out, out_shape, out_strides, a, a_shape,
 
 
 _LAUNCHERS = {"map_part": parallel_map, "zip_part": parallel_zip, "reduce_part": parallel_reduce}
-_compiled_launchers: dict = {}
-
-
-def _launcher(kind: str):
-    """The compiled launcher for ``kind``, compiled (or loaded from the disk cache) on first use."""
-    launcher = _compiled_launchers.get(kind)
-    if launcher is None:
-        part_sig = PART_SIGNATURES[kind]
-        sig = types.void(types.FunctionType(part_sig), *part_sig.args[1:])
-        launcher = _compiled_launchers[kind] = njit(sig, parallel=True, cache=True)(_LAUNCHERS[kind])
-    return launcher
-
-
-class _PartPointer:
-    """A compiled part function as a value numba can pass to a launcher: numba's "wrapper address
-    protocol". (Passing the function object itself also works, but numba then re-derives its
-    type on every call, which costs some 200 microseconds.)"""
-
-    def __init__(self, part, signature):
-        from numba.experimental.function_type import _get_wrapper_address
-
-        self._numba_type_ = types.FunctionType(signature)
-        self._signature = signature
-        self._address = _get_wrapper_address(part, signature)
-
-    def __wrapper_address__(self) -> int:
-        return self._address
-
-    def signature(self):
-        return self._signature
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,33 +296,13 @@ class _Kernel:
             if work < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
                 self.part(0, 1, out, *args)
             else:
+                signature = PART_SIGNATURES[self.kind]
                 if self._pointer is None:
-                    self._pointer = _PartPointer(self.part, PART_SIGNATURES[self.kind])
-                _launcher(self.kind)(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
+                    self._pointer = fast_parallel.PartPointer(self.part, signature)
+                run = fast_parallel.launcher(_LAUNCHERS[self.kind], signature)
+                run(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
         except TypeError:
-            if _plain(out, *args):
-                raise
-            self._run_on_plain_arrays(out, args)
-
-    def _run_on_plain_arrays(self, out, args):
-        """Run on contiguous, writable copies of arrays that the compiled signature does not accept
-        (a strided or read-only storage made by hand), then copy the result back."""
-        fixed = tuple(
-            np.array(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64) if isinstance(x, np.ndarray) else x
-            for x in args
-        )
-        result = np.array(out, dtype=np.float64)  # a contiguous, writable copy
-        self.part(0, 1, result, *fixed)
-        out[...] = result
-
-
-def _plain(*args) -> bool:
-    """True when every array argument is already what the compiled signatures take."""
-    return all(
-        not isinstance(x, np.ndarray)
-        or (x.flags.c_contiguous and x.flags.writeable and x.dtype in (np.float64, np.int64))
-        for x in args
-    )
+            fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)
 
 
 def map_kernel(fn):

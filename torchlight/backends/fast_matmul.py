@@ -15,14 +15,24 @@ measured in ``notebooks/module3_fast_backend.ipynb``, make it some fifty times f
 3. Blocks and threads. C is cut into ``MC`` x ``NC`` blocks that keep their panels in cache; the
    blocks of all batch elements are shared out among the threads.
 
+Like map, zip and reduce (``fast.py``), the work is written as *parts*: ``pack_part`` packs, then
+``block_part`` computes blocks, each doing part ``p`` of ``parts``. A small product calls each
+once; a large one hands them to parallel launchers (``fast_parallel.py``). Compiling the tiles is
+the slow part of the first use, and this way they are compiled once, not once more inside every
+parallel loop.
+
 numpy's own matmul is never called: this kernel is what it teaches.
 """
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
-__all__ = ["matmul_kernel", "tensor_matmul", "MATMUL_PARALLEL_THRESHOLD"]
+from . import fast_parallel
+
+__all__ = ["matmul_kernel", "MATMUL_PARALLEL_THRESHOLD"]
+
+PARTS_PER_THREAD = 4  # parts per thread on the parallel path: uneven parts then balance out
 
 KC = 256  # panel depth: 4 rows of A and 4 of Bᵀ, 256 values each, fill 16 KiB of the 48 KiB L1
 MC = 64  # rows of C per block
@@ -37,7 +47,6 @@ MATMUL_PARALLEL_THRESHOLD = 1 << 20
 
 _flags = dict(fastmath={"reassoc", "contract"}, error_model="numpy")
 _inline = njit(inline="always", **_flags)
-# Called (not inlined) from both the serial and the parallel loop: compiled once, not twice.
 _helper = njit(**_flags)
 
 
@@ -151,70 +160,117 @@ def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1,
                 out[ii * so_r + jj * so_c] += _dot(a, pa + ii * ra, b, pb + jj * rb, kc)
 
 
-@_helper
-def _pack_task(t, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k):
-    """Pack task t: a group of rows of one batch element of A (the first tasks_a tasks) or of Bᵀ."""
-    groups_a = (n + MC - 1) // MC
-    groups_b = (m + NC - 1) // NC
-    if t < tasks_a:
-        e, g = t // groups_a, t % groups_a
-        _pack_rows(a[e * a_strides[0] :], a_strides[1], a_strides[2], g * MC, min(n, g * MC + MC), k, ap[e * n * k :], n)
-    else:
-        t -= tasks_a
-        e, g = t // groups_b, t % groups_b
-        # Bᵀ's rows are B's columns: row stride b_strides[2], stride along k b_strides[1].
-        _pack_rows(b[e * b_strides[0] :], b_strides[2], b_strides[1], g * NC, min(m, g * NC + NC), k, bp[e * m * k :], m)
+# The parts' signatures: explicit, so that a part can be handed to a parallel launcher as a value.
+_storage, _ints = types.float64[::1], types.int64[::1]
+PACK_SIGNATURE = types.void(
+    types.int64, types.int64, _storage, _ints, _ints, _storage, _ints, _ints, _storage, _storage, types.boolean, types.boolean
+)
+BLOCK_SIGNATURE = types.void(
+    types.int64, types.int64, _storage, _ints, _ints, _storage, _ints, _ints, _storage, _ints, _ints, types.boolean, types.boolean
+)
 
 
-@njit(parallel=True, cache=True, **_flags)
-def tensor_matmul(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, threshold, threads):
-    """out[p] = a[p] @ b[p] for 3-D shapes (batch, n, k) @ (batch, k, m); a batch of 1 broadcasts."""
+@njit(cache=True, **_flags)
+def plan(a_shape, a_strides, b_shape, b_strides):
+    """(a_packed, b_packed, ap, bp): which operands must be packed, and room for their packed copies.
+
+    An operand whose rows are already contiguous along k (and not 4 KiB apart) is read in place.
+    """
+    n, k, m = a_shape[1], a_shape[2], b_shape[2]
+    a_packed = not _in_place(a_strides[1], a_strides[2])
+    b_packed = not _in_place(b_strides[2], b_strides[1])  # Bᵀ's rows are B's columns
+    return a_packed, b_packed, np.empty(a_shape[0] * n * k if a_packed else 0), np.empty(b_shape[0] * m * k if b_packed else 0)
+
+
+@njit(cache=True, **_flags)
+def pack_part(part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
+    """Pack part number ``part`` of ``parts`` of the work: groups of rows of A, then of Bᵀ."""
+    n, k, m = a_shape[1], a_shape[2], b_shape[2]
+    groups_a, groups_b = (n + MC - 1) // MC, (m + NC - 1) // NC
+    tasks_a = a_shape[0] * groups_a if a_packed else 0
+    tasks = tasks_a + (b_shape[0] * groups_b if b_packed else 0)
+    for t in range(part * tasks // parts, (part + 1) * tasks // parts):
+        if t < tasks_a:
+            e, g = t // groups_a, t % groups_a
+            _pack_rows(a[e * a_strides[0] :], a_strides[1], a_strides[2], g * MC, min(n, g * MC + MC), k, ap[e * n * k :], n)
+        else:
+            e, g = (t - tasks_a) // groups_b, (t - tasks_a) % groups_b
+            # Bᵀ's rows are B's columns: row stride b_strides[2], stride along k b_strides[1].
+            _pack_rows(b[e * b_strides[0] :], b_strides[2], b_strides[1], g * NC, min(m, g * NC + NC), k, bp[e * m * k :], m)
+
+
+@njit(cache=True, **_flags)
+def block_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed):
+    """Compute part number ``part`` of ``parts`` of the MC x NC blocks of C, of every batch element.
+
+    ``a`` and ``b`` are the packed copies where ``a_packed`` and ``b_packed`` say so, else the operands.
+    """
     batch, n, m = out_shape[0], out_shape[1], out_shape[2]
     k = a_shape[2]
-    na, nb = a_shape[0], b_shape[0]
-    parallel = batch * n * m * k >= threshold and threads > 1
-
-    # 1. Packing (skipped for an operand whose rows are already contiguous along k).
-    a_packed = not _in_place(a_strides[1], a_strides[2])
-    b_packed = not _in_place(b_strides[2], b_strides[1])
-    ap = np.empty(na * n * k if a_packed else 0)
-    bp = np.empty(nb * m * k if b_packed else 0)
-    tasks_a = na * ((n + MC - 1) // MC) if a_packed else 0
-    tasks = tasks_a + (nb * ((m + NC - 1) // NC) if b_packed else 0)
-    if parallel:
-        for t in prange(tasks):
-            _pack_task(t + 0, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k)
-    else:
-        for t in range(tasks):
-            _pack_task(t, tasks_a, a, a_strides, na, ap, b, b_strides, nb, bp, n, m, k)
-    a_src, a_batch, lda = (ap, n * k, k) if a_packed else (a, a_strides[0], a_strides[1])
-    b_src, b_batch, ldb = (bp, m * k, k) if b_packed else (b, b_strides[0], b_strides[2])
-    if na == 1:
+    a_batch, lda = (n * k, k) if a_packed else (a_strides[0], a_strides[1])
+    b_batch, ldb = (m * k, k) if b_packed else (b_strides[0], b_strides[2])
+    if a_shape[0] == 1:  # one matrix for the whole batch
         a_batch = 0
-    if nb == 1:
+    if b_shape[0] == 1:
         b_batch = 0
-
-    # 2. and 3. Blocks of C, each a grid of register tiles.
-    blocks_i = (n + MC - 1) // MC
-    blocks_j = (m + NC - 1) // NC
+    blocks_i, blocks_j = (n + MC - 1) // MC, (m + NC - 1) // NC
     blocks = batch * blocks_i * blocks_j
-    if parallel:
-        for t in prange(blocks):
-            e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
-            _block(a_src[e * a_batch :], a_packed, lda, b_src[e * b_batch :], b_packed, ldb, n, m, k,
-                   out[e * out_strides[0] :], out_strides[1], out_strides[2],
-                   bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
-    else:
-        for t in range(blocks):
-            e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
-            _block(a_src[e * a_batch :], a_packed, lda, b_src[e * b_batch :], b_packed, ldb, n, m, k,
-                   out[e * out_strides[0] :], out_strides[1], out_strides[2],
-                   bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
+    for t in range(part * blocks // parts, (part + 1) * blocks // parts):
+        e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
+        _block(a[e * a_batch :], a_packed, lda, b[e * b_batch :], b_packed, ldb, n, m, k,
+               out[e * out_strides[0] :], out_strides[1], out_strides[2],
+               bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
+
+
+# Parallel launchers (see fast_parallel.py). Packing must finish before any block starts: two loops.
+
+
+def parallel_pack(pack_part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
+    """Run pack_part(p, parts, ...) for every part p, in parallel."""
+    for p in prange(parts):
+        pack_part(np.int64(p), parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
+
+
+def parallel_blocks(block_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed):
+    """Run block_part(p, parts, ...) for every part p, in parallel."""
+    for p in prange(parts):
+        block_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed)
+
+
+_pointers: dict = {}
 
 
 def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """out[p] = a[p] @ b[p] for 3-D shapes (batch, n, k) @ (batch, k, m); a batch of 1 broadcasts."""
-    tensor_matmul(
-        out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides,
-        MATMUL_PARALLEL_THRESHOLD, numba.get_num_threads(),
+    if not _pointers:  # first use: compile (or load) the parts for their signatures, and only those
+        for part, signature, name in ((pack_part, PACK_SIGNATURE, "pack"), (block_part, BLOCK_SIGNATURE, "block")):
+            part.compile(signature)
+            part.disable_compile()
+            _pointers[name] = fast_parallel.PartPointer(part, signature)
+    args = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+    try:
+        # out is fresh (TensorBackend allocates it): its length is batch * n * m.
+        if len(out) * a_shape[2] < MATMUL_PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
+            _serial(*args)
+        else:
+            _parallel(*args, parts=numba.get_num_threads() * PARTS_PER_THREAD)
+    except TypeError:
+        fast_parallel.run_on_plain_arrays(_serial, args, out=0)
+
+
+def _serial(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+    a_packed, b_packed, ap, bp = plan(a_shape, a_strides, b_shape, b_strides)
+    pack_part(0, 1, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
+    block_part(0, 1, out, out_shape, out_strides, ap if a_packed else a, a_shape, a_strides,
+               bp if b_packed else b, b_shape, b_strides, a_packed, b_packed)
+
+
+def _parallel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, parts):
+    a_packed, b_packed, ap, bp = plan(a_shape, a_strides, b_shape, b_strides)
+    fast_parallel.launcher(parallel_pack, PACK_SIGNATURE)(
+        _pointers["pack"], parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed
+    )
+    fast_parallel.launcher(parallel_blocks, BLOCK_SIGNATURE)(
+        _pointers["block"], parts, out, out_shape, out_strides, ap if a_packed else a, a_shape, a_strides,
+        bp if b_packed else b, b_shape, b_strides, a_packed, b_packed,
     )

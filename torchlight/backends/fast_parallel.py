@@ -1,0 +1,71 @@
+"""Module 3: running a compiled *part* function on all of numba's threads (and on odd arrays).
+
+Every fast kernel is written as a part function, ``part(p, parts, ...)``, which does part ``p`` of
+``parts`` of the work and is an ordinary serial numba function. Small tensors call it once,
+``part(0, 1, ...)``; large ones call a *launcher*:
+
+    for p in prange(parts):
+        part(p, parts, ...)
+
+numba compiles a ``prange`` loop into a separate multi-threaded function, which is slow to compile
+(a second or more). A launcher here receives the part as a *value* (a numba first-class function,
+typed by its signature alone), so one compiled launcher, cached on disk, serves every part with
+that signature: the map parts of all scalar functions share one, and so on.
+"""
+
+from typing import Callable, Dict, Sequence
+
+import numpy as np
+from numba import njit, types
+from numba.core.typing.templates import Signature
+
+__all__ = ["PartPointer", "launcher", "run_on_plain_arrays"]
+
+_compiled: Dict[Callable, Callable] = {}
+
+
+def launcher(template: Callable, part_signature: Signature) -> Callable:
+    """``template`` (a module-level ``prange`` loop over a part) compiled for parts of ``part_signature``.
+
+    Compiled, or loaded from numba's disk cache, on first use. The launcher's arguments are the
+    part (a ``PartPointer``) followed by the part's own arguments after ``p``.
+    """
+    compiled = _compiled.get(template)
+    if compiled is None:
+        signature = types.void(types.FunctionType(part_signature), *part_signature.args[1:])
+        compiled = _compiled[template] = njit(signature, parallel=True, cache=True)(template)
+    return compiled
+
+
+class PartPointer:
+    """A compiled part function as a value that numba passes to a launcher.
+
+    This is numba's "wrapper address protocol": the object says its numba type and where the
+    compiled function is. (Passing the function object itself works too, but numba then works out
+    its type afresh on every call, which costs some 200 microseconds.)
+    """
+
+    def __init__(self, part: Callable, signature: Signature):
+        from numba.experimental.function_type import _get_wrapper_address
+
+        self._numba_type_ = types.FunctionType(signature)
+        self._signature = signature
+        self._address = _get_wrapper_address(part, signature)
+
+    def __wrapper_address__(self) -> int:
+        return self._address
+
+    def signature(self) -> Signature:
+        return self._signature
+
+
+def run_on_plain_arrays(function: Callable, args: Sequence, out: int) -> None:
+    """``function(*args)`` on contiguous, writable copies of the array arguments, then ``args[out]``
+    updated from its copy: for the rare storage the compiled signatures do not take (a strided or
+    read-only array that a TensorData was made from by hand). Re-raises numba's TypeError when
+    every array was fine, since then the error is another one."""
+    if all(not isinstance(x, np.ndarray) or (x.flags.c_contiguous and x.flags.writeable and x.dtype in (np.float64, np.int64)) for x in args):
+        raise
+    fixed = [np.array(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64) if isinstance(x, np.ndarray) else x for x in args]
+    function(*fixed)
+    args[out][...] = fixed[out]
