@@ -299,7 +299,7 @@ class _Kernel:
                 signature = PART_SIGNATURES[self.kind]
                 if self._pointer is None:
                     self._pointer = fast_parallel.PartPointer(self.part, signature)
-                run = fast_parallel.launcher(_LAUNCHERS[self.kind], signature)
+                run = fast_parallel.launcher(_LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature))
                 run(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
         except TypeError:
             fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)

@@ -222,19 +222,24 @@ def block_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, 
                bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
 
 
-# Parallel launchers (see fast_parallel.py). Packing must finish before any block starts: two loops.
+# The parallel launcher (see fast_parallel.py): packing must finish before any block starts, so
+# two prange loops, in one function so that a product costs one call from Python.
 
 
-def parallel_pack(pack_part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
-    """Run pack_part(p, parts, ...) for every part p, in parallel."""
+def parallel_matmul(pack_part, block_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
+    """Run pack_part(p, parts, ...) for every part p in parallel, then block_part(p, parts, ...)."""
     for p in prange(parts):
         pack_part(np.int64(p), parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
-
-
-def parallel_blocks(block_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed):
-    """Run block_part(p, parts, ...) for every part p, in parallel."""
+    a_src = ap if a_packed else a
+    b_src = bp if b_packed else b
     for p in prange(parts):
-        block_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed)
+        block_part(np.int64(p), parts, out, out_shape, out_strides, a_src, a_shape, a_strides, b_src, b_shape, b_strides, a_packed, b_packed)
+
+
+PARALLEL_SIGNATURE = types.void(
+    types.FunctionType(PACK_SIGNATURE), types.FunctionType(BLOCK_SIGNATURE), types.int64,
+    *BLOCK_SIGNATURE.args[2:5], *PACK_SIGNATURE.args[2:],
+)
 
 
 _pointers: dict = {}
@@ -267,10 +272,7 @@ def _serial(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_st
 
 def _parallel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, parts):
     a_packed, b_packed, ap, bp = plan(a_shape, a_strides, b_shape, b_strides)
-    fast_parallel.launcher(parallel_pack, PACK_SIGNATURE)(
-        _pointers["pack"], parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed
-    )
-    fast_parallel.launcher(parallel_blocks, BLOCK_SIGNATURE)(
-        _pointers["block"], parts, out, out_shape, out_strides, ap if a_packed else a, a_shape, a_strides,
-        bp if b_packed else b, b_shape, b_strides, a_packed, b_packed,
+    fast_parallel.launcher(parallel_matmul, PARALLEL_SIGNATURE)(
+        _pointers["pack"], _pointers["block"], parts, out, out_shape, out_strides,
+        a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed,
     )

@@ -19,22 +19,25 @@ import numpy as np
 from numba import njit, types
 from numba.core.typing.templates import Signature
 
-__all__ = ["PartPointer", "launcher", "run_on_plain_arrays"]
+__all__ = ["PartPointer", "launcher", "launcher_signature", "run_on_plain_arrays"]
 
 _compiled: Dict[Callable, Callable] = {}
 
 
-def launcher(template: Callable, part_signature: Signature) -> Callable:
-    """``template`` (a module-level ``prange`` loop over a part) compiled for parts of ``part_signature``.
+def launcher(template: Callable, signature: Signature) -> Callable:
+    """``template`` (a module-level function of ``prange`` loops over parts) compiled for ``signature``.
 
-    Compiled, or loaded from numba's disk cache, on first use. The launcher's arguments are the
-    part (a ``PartPointer``) followed by the part's own arguments after ``p``.
+    Compiled, or loaded from numba's disk cache, on first use.
     """
     compiled = _compiled.get(template)
     if compiled is None:
-        signature = types.void(types.FunctionType(part_signature), *part_signature.args[1:])
         compiled = _compiled[template] = njit(signature, parallel=True, cache=True)(template)
     return compiled
+
+
+def launcher_signature(part_signature: Signature) -> Signature:
+    """The signature of a launcher of one part: the part itself, then the part's arguments after ``p``."""
+    return types.void(types.FunctionType(part_signature), *part_signature.args[1:])
 
 
 class PartPointer:
