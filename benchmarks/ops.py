@@ -97,7 +97,7 @@ def matmul(shapes: List[tuple], rounds: int) -> List[Row]:
             "numpy": lambda: np.matmul(a, b),
             "torch": (lambda: torch.matmul(ta, tb)) if torch is not None else None,
         }
-        times = compare(contenders, rounds=rounds, budget=0.3)
+        times = compare(contenders, rounds=rounds + 1, budget=0.3, pause=0.2)
         shape = (f"{batch}x" if batch > 1 else "") + f"{n}x{k} @ {k}x{m}"
         rows.append(Row("matmul", "matmul", shape, {k_: times.get(k_) for k_ in contenders}, flops=2.0 * batch * n * k * m))
     return rows

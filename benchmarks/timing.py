@@ -24,12 +24,15 @@ def best_time(fn: Callable[[], object], budget: float = 0.2, min_runs: int = 3, 
     return best
 
 
-def compare(contenders: Dict[str, Optional[Callable[[], object]]], rounds: int = 3, budget: float = 0.1) -> Dict[str, float]:
+def compare(
+    contenders: Dict[str, Optional[Callable[[], object]]], rounds: int = 3, budget: float = 0.1, pause: float = 0.05
+) -> Dict[str, float]:
     """Best time of each contender (None: not measured), over ``rounds`` rounds of turns.
 
     Each contender runs once untimed first (compiling, caching, allocating). Between turns the
-    machine gets a moment: thread pools of numpy's BLAS and of PyTorch spin for a while after
-    their work, and would otherwise hold a core that the next contender needs.
+    machine gets ``pause`` seconds: the threads of numpy's BLAS (OpenBLAS: about 0.1 s) and of
+    PyTorch keep spinning for a while after their work, and would otherwise hold a core that the
+    next contender's threads need.
     """
     best: Dict[str, float] = {}
     for name, fn in contenders.items():
@@ -39,7 +42,7 @@ def compare(contenders: Dict[str, Optional[Callable[[], object]]], rounds: int =
     for _ in range(rounds):
         for name, fn in contenders.items():
             if fn is not None:
-                time.sleep(0.01)
+                time.sleep(pause)
                 best[name] = min(best[name], best_time(fn, budget))
     return best
 
