@@ -286,7 +286,7 @@ class _Kernel:
         self.kind = kind
         self.part = getattr(fast_cache.kernels_for(fn, TEMPLATES, HELPERS, SOURCES), kind)
         fast_cache.compile_part(self.part, PART_SIGNATURES[kind], fn)
-        self._pointer = None
+        self._pointer = self._launch = None  # made on the first parallel call
 
     def __call__(self, out, *args):
         # The storage's length bounds the work without a Python loop over the shape (for reduce,
@@ -296,11 +296,11 @@ class _Kernel:
             if work < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
                 self.part(0, 1, out, *args)
             else:
-                signature = PART_SIGNATURES[self.kind]
-                if self._pointer is None:
+                if self._launch is None:
+                    signature = PART_SIGNATURES[self.kind]
                     self._pointer = fast_parallel.PartPointer(self.part, signature)
-                run = fast_parallel.launcher(_LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature))
-                run(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
+                    self._launch = fast_parallel.launcher(_LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature))
+                self._launch(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
         except TypeError:
             fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)
 
