@@ -25,6 +25,7 @@ How the code is organised, and why (compiling is a user cost: see fast_cache.py)
 """
 
 import inspect
+import sys
 
 import numba
 import numpy as np
@@ -246,11 +247,9 @@ SOURCES = [__file__, indexing.__file__, scalar.__file__]
 
 
 # ---------------------------------------------------------------------------------------------
-# Parallel launchers: run every part of one operation, spread over numba's threads.
+# Parallel launchers: run every part of one operation, spread over numba's threads (compiled by
+# fast_parallel.launcher). A prange loop's index is unsigned: np.int64(p) matches the parts.
 # ---------------------------------------------------------------------------------------------
-
-
-# (Inside a prange loop the index is unsigned; np.int64(p) matches the parts' signatures.)
 
 
 def parallel_map(map_part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
@@ -324,6 +323,4 @@ def reduce_kernel(fn):
 
 def make_backend() -> TensorBackend:
     """The fast backend: these kernels behind a TensorBackend."""
-    import sys
-
     return TensorBackend(sys.modules[__name__], "fast")
