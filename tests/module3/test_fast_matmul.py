@@ -125,3 +125,24 @@ def test_gradients_of_matmul_on_fast_match_simple():
         grads[name] = (a.grad.to_numpy(), b.grad.to_numpy())
     for g_simple, g_fast in zip(grads["simple"], grads["fast"]):
         np.testing.assert_allclose(g_fast, g_simple, rtol=1e-12, atol=1e-12)
+
+
+def test_products_in_several_python_threads_do_not_share_packing_buffers():
+    import threading
+
+    rng = np.random.default_rng(5)
+    cases = [(rng.standard_normal((n, 300)), rng.standard_normal((300, n + 1))) for n in (9, 40, 70, 130)]
+    failures = []
+
+    def work(a_values, b_values):
+        a, b = Tensor.from_numpy(a_values, FAST), Tensor.from_numpy(b_values, FAST).permute(1, 0).contiguous().permute(1, 0)
+        for _ in range(20):
+            if not np.allclose((a @ b).to_numpy(), a_values @ b_values, rtol=1e-12, atol=1e-10):
+                failures.append(a_values.shape)
+
+    threads = [threading.Thread(target=work, args=case) for case in cases]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
