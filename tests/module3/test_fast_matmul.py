@@ -135,10 +135,14 @@ def test_products_in_several_python_threads_do_not_share_packing_buffers():
     failures = []
 
     def work(a_values, b_values):
-        a, b = Tensor.from_numpy(a_values, FAST), Tensor.from_numpy(b_values, FAST).permute(1, 0).contiguous().permute(1, 0)
-        for _ in range(20):
-            if not np.allclose((a @ b).to_numpy(), a_values @ b_values, rtol=1e-12, atol=1e-10):
-                failures.append(a_values.shape)
+        try:
+            a = Tensor.from_numpy(a_values, FAST)
+            b = Tensor.from_numpy(b_values, FAST).permute(1, 0).contiguous().permute(1, 0)
+            for _ in range(20):
+                if not np.allclose((a @ b).to_numpy(), a_values @ b_values, rtol=1e-12, atol=1e-10):
+                    failures.append(a_values.shape)
+        except Exception as e:  # an exception in a thread would otherwise pass unseen
+            failures.append(repr(e))
 
     threads = [threading.Thread(target=work, args=case) for case in cases]
     for t in threads:

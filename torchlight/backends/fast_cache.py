@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import warnings
 from types import ModuleType
 from typing import Callable, Dict, List, Optional, Sequence
@@ -38,6 +39,7 @@ import numba
 __all__ = ["cache_dir", "clear", "compile_part", "kernels_for"]
 
 _modules: Dict[Callable, ModuleType] = {}  # fn -> its kernels, for this process
+_lock = threading.RLock()
 _warned: List[str] = []
 
 
@@ -65,7 +67,10 @@ def kernels_for(fn: Callable, templates: Sequence[Callable], helpers: Sequence[s
     """
     module = _modules.get(fn)
     if module is None:
-        module = _modules[fn] = _instantiate(fn, list(templates), list(helpers), list(sources))
+        with _lock:  # two threads must not import the same generated module at once
+            module = _modules.get(fn)
+            if module is None:
+                module = _modules[fn] = _instantiate(fn, list(templates), list(helpers), list(sources))
     return module
 
 
@@ -74,8 +79,12 @@ def compile_part(part, signature, fn: Callable) -> None:
 
     A scalar function that numba cannot compile gets an error that says so, not numba's traceback.
     """
-    if tuple(signature.args) in part.overloads:  # compiled already (another backend asked first)
-        return
+    with _lock:
+        if tuple(signature.args) not in part.overloads:  # else compiled already (another backend asked first)
+            _compile(part, signature, fn)
+
+
+def _compile(part, signature, fn: Callable) -> None:
     try:
         part.compile(signature)
     except Exception as e:  # numba's typing errors, and the odd internal one for unsupported code

@@ -245,15 +245,23 @@ PARALLEL_SIGNATURE = types.void(
 
 
 _pointers: dict = {}
+_lock = threading.Lock()
+
+
+def _first_use() -> None:
+    """Compile (or load) the parts for their signatures, and only those; once, whatever the threads."""
+    with _lock:
+        for part, signature, name in ((pack_part, PACK_SIGNATURE, "pack"), (block_part, BLOCK_SIGNATURE, "block")):
+            if name not in _pointers:
+                part.compile(signature)
+                part.disable_compile()
+                _pointers[name] = fast_parallel.PartPointer(part, signature)
 
 
 def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """out[p] = a[p] @ b[p] for 3-D shapes (batch, n, k) @ (batch, k, m); a batch of 1 broadcasts."""
-    if not _pointers:  # first use: compile (or load) the parts for their signatures, and only those
-        for part, signature, name in ((pack_part, PACK_SIGNATURE, "pack"), (block_part, BLOCK_SIGNATURE, "block")):
-            part.compile(signature)
-            part.disable_compile()
-            _pointers[name] = fast_parallel.PartPointer(part, signature)
+    if len(_pointers) < 2:
+        _first_use()
     args = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
     try:
         # out is fresh (TensorBackend allocates it): its length is batch * n * m.

@@ -13,6 +13,7 @@ typed by its signature alone), so one compiled launcher, cached on disk, serves 
 that signature: the map parts of all scalar functions share one, and so on.
 """
 
+import threading
 from typing import Callable, Dict, Sequence
 
 import numpy as np
@@ -22,6 +23,7 @@ from numba.core.typing.templates import Signature
 __all__ = ["PartPointer", "launcher", "launcher_signature", "run_on_plain_arrays"]
 
 _compiled: Dict[Callable, Callable] = {}
+_lock = threading.Lock()
 
 
 def launcher(template: Callable, signature: Signature) -> Callable:
@@ -31,7 +33,10 @@ def launcher(template: Callable, signature: Signature) -> Callable:
     """
     compiled = _compiled.get(template)
     if compiled is None:
-        compiled = _compiled[template] = njit(signature, parallel=True, cache=True)(template)
+        with _lock:  # once, whatever the threads
+            compiled = _compiled.get(template)
+            if compiled is None:
+                compiled = _compiled[template] = njit(signature, parallel=True, cache=True)(template)
     return compiled
 
 
