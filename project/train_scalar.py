@@ -18,6 +18,7 @@ from tqdm import tqdm
 import torchlight
 from torchlight import Scalar, datasets
 from torchlight.nn import Module, Parameter
+from torchlight.optim import SGD
 
 from . import plots
 
@@ -85,30 +86,6 @@ def loss_and_correct(model: ScalarNetwork, data: datasets.Graph) -> Tuple[Scalar
         total = total - p_true.log()
         correct += int(p_true.data > 0.5)
     return total / data.n, correct
-
-
-class SGD:
-    """Stochastic gradient descent with momentum, as ``torch.optim.SGD``, for Scalar parameters.
-
-    velocity = momentum * velocity + grad;  value = value - lr * velocity
-    """
-
-    def __init__(self, params: Iterable[Parameter], lr: float, momentum: float = 0.0):
-        if lr <= 0.0:
-            raise ValueError(f"SGD needs a positive learning rate, got lr={lr}")
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError(f"SGD needs 0 <= momentum < 1, got momentum={momentum}")
-        self.params = list(params)
-        self.lr, self.momentum = lr, momentum
-        self.velocity = [0.0] * len(self.params)
-
-    def step(self) -> None:
-        """Move each parameter against its gradient; each gets a fresh leaf (with no .grad)."""
-        for i, p in enumerate(self.params):
-            if p.value.grad is None:
-                continue  # not used by this loss
-            self.velocity[i] = self.momentum * self.velocity[i] + p.value.grad
-            p.update(Scalar(p.value.data - self.lr * self.velocity[i]))
 
 
 def sgd_step(params: Iterable[Parameter], lr: float) -> None:

@@ -45,7 +45,25 @@ class Scalar(Variable):
 
     @property
     def requires_grad(self) -> bool:
+        """True when operations on this Scalar are recorded (it is not a constant)."""
         return self.history is not None
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Scalar":
+        """Make this Scalar a leaf (True) or a constant (False), as ``Tensor.requires_grad_``; returns self."""
+        if self.history is not None and self.history.last_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad of leaf Scalars; use .detach() for a constant copy "
+                "of a computed one"
+            )
+        if requires_grad and self.history is None:
+            self.history = History()
+        elif not requires_grad:
+            self.history = None
+        return self
+
+    def detach(self) -> "Scalar":
+        """A constant Scalar with the same value, outside the graph."""
+        return Scalar(self.data, history=None)
 
     def accumulate_derivative(self, d: float) -> None:
         """Add d to ``.grad``."""

@@ -161,3 +161,15 @@ def test_function_names_and_repr():
 def test_scalar_is_exported():
     assert torchlight.Scalar is Scalar
     assert math.isclose(torchlight.Scalar(2.0).exp().data, math.e**2)
+
+
+def test_requires_grad_and_detach_as_tensor():
+    c = Scalar(2.0, history=None)
+    assert c.requires_grad_() is c and c.is_leaf() and c.requires_grad
+    (c * 3.0).backward()
+    assert c.grad == 3.0
+    d = (c * 3.0).detach()
+    assert d.is_constant() and d.data == 6.0
+    with pytest.raises(RuntimeError, match="leaf"):
+        (c * 3.0).requires_grad_(False)
+    assert c.requires_grad_(False).is_constant()
