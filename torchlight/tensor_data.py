@@ -6,6 +6,7 @@ slicing, expanding and viewing only change ``shape``, ``strides`` and ``offset``
 All shape logic lives here, in Python; kernels see only flat arrays with shape and strides.
 """
 
+from functools import lru_cache
 from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -48,12 +49,25 @@ def prod(shape: Iterable[int]) -> int:
 
 def strides_from_shape(shape: Sequence[int]) -> Shape:
     """The strides of a contiguous (row-major) tensor of this shape: (3, 1) for (2, 3)."""
+    return _contiguous_strides(tuple(shape))
+
+
+# Shapes recur (every operation of a training step meets the same few), so their derived forms
+# are computed once. Both caches hold immutable tuples or arrays that nothing writes to.
+@lru_cache(maxsize=1024)
+def _contiguous_strides(shape: Shape) -> Shape:
     strides = []
     step = 1
     for size in reversed(shape):
         strides.append(step)
         step *= max(size, 1)  # as PyTorch: a dimension of size 0 does not zero the strides
     return tuple(reversed(strides))
+
+
+@lru_cache(maxsize=1024)
+def _int64_array(values: Shape) -> np.ndarray:
+    """``values`` as the int64 array a kernel takes for a shape or strides (shared: kernels only read it)."""
+    return np.array(values, dtype=np.int64)
 
 
 def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
@@ -103,9 +117,7 @@ class TensorData:
     ):
         if not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
             storage = np.ascontiguousarray(storage, dtype=np.float64).reshape(-1)
-        shape = tuple(map(int, shape))
-        if shape and min(shape) < 0:
-            raise RuntimeError(f"negative dimension in shape {shape}")
+        shape = _valid_shape(shape)
         strides = strides_from_shape(shape) if strides is None else tuple(map(int, strides))
         if len(strides) != len(shape):
             raise IndexingError(f"strides {strides} and shape {shape} must have the same length")
@@ -126,14 +138,39 @@ class TensorData:
         self._kernel_args = None
 
     @classmethod
+    def _unchecked(cls, storage: np.ndarray, shape: Shape, strides: Shape, offset: int, version: _Version,
+                   size: int) -> "TensorData":
+        # What __init__ makes, without its checks and conversions: for the views and new storages
+        # made in this file, whose parts fit by construction. (Views are made on every operation,
+        # and the checks would be a good part of their cost.)
+        self = object.__new__(cls)
+        self.storage = storage
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.size = size
+        self.version = version
+        self._kernel_args = None
+        return self
+
+    @classmethod
     def zeros(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData of zeros."""
-        return cls(np.zeros(prod(shape)), shape)
+        return cls.filled(shape, 0.0)
 
     @classmethod
     def empty(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData whose values are not set (the caller fills every element)."""
-        return cls(np.empty(prod(shape)), shape)
+        shape = _valid_shape(shape)
+        size = prod(shape)
+        return cls._unchecked(np.empty(size), shape, _contiguous_strides(shape), 0, _Version(), size)
+
+    @classmethod
+    def filled(cls, shape: Sequence[int], value: float) -> "TensorData":
+        """A new contiguous TensorData with every element ``value``."""
+        shape = _valid_shape(shape)
+        size = prod(shape)
+        return cls._unchecked(np.full(size, value), shape, _contiguous_strides(shape), 0, _Version(), size)
 
     @property
     def dims(self) -> int:
@@ -151,11 +188,7 @@ class TensorData:
         args = self._kernel_args
         if args is None:
             storage = self.storage if self.offset == 0 else self.storage[self.offset :]
-            args = self._kernel_args = (
-                storage,
-                np.array(self.shape, dtype=np.int64),
-                np.array(self.strides, dtype=np.int64),
-            )
+            args = self._kernel_args = (storage, _int64_array(self.shape), _int64_array(self.strides))
         return args
 
     # -- single elements ----------------------------------------------------------------
@@ -204,7 +237,10 @@ class TensorData:
     # -- views: new shape, strides and offset over the same storage ---------------------
 
     def _view(self, shape: Sequence[int], strides: Sequence[int], offset: Optional[int] = None) -> "TensorData":
-        return TensorData(self.storage, shape, strides, self.offset if offset is None else offset, self.version)
+        # Every caller derives shape, strides and offset from this view's own, so they fit the storage.
+        shape = tuple(shape)
+        return TensorData._unchecked(self.storage, shape, tuple(strides), self.offset if offset is None else offset,
+                                     self.version, prod(shape))
 
     def permute(self, *order: int) -> "TensorData":
         """A view with the dimensions reordered: dimension i of the result is ``order[i]`` of this one."""
@@ -353,6 +389,14 @@ class TensorData:
     def contiguous(self) -> "TensorData":
         """A contiguous copy (a new storage with its own version counter)."""
         return TensorData(self.to_numpy().reshape(-1), self.shape)
+
+
+def _valid_shape(shape: Sequence[int]) -> Shape:
+    """``shape`` as a tuple of ints, or a RuntimeError if a size is negative."""
+    shape = tuple(map(int, shape))
+    if shape and min(shape) < 0:
+        raise RuntimeError(f"negative dimension in shape {shape}")
+    return shape
 
 
 def _shape_arg(shape: Tuple) -> Shape:

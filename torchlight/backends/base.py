@@ -24,7 +24,6 @@ Everything about shapes (broadcasting, checking, batching for matmul) happens he
 
 from typing import Any, Callable, Optional
 
-import numpy as np
 
 from .. import scalar
 from .. import tensor_data as td_mod  # imported as a module: tensor_data itself imports this package
@@ -123,7 +122,7 @@ class TensorBackend:
             if data.dims == 0:  # a 0-d tensor reduces as a tensor of shape (1,)
                 data = data.view(1)
             shape = data.shape[:dim] + (1,) + data.shape[dim + 1 :]
-            out = td_mod.TensorData(np.full(td_mod.prod(shape), start), shape)
+            out = td_mod.TensorData.filled(shape, start)
             kernel(*out.kernel_args(), *data.kernel_args(), dim, start)
             if a._data.dims == 0:
                 out = out.view(())
@@ -155,7 +154,7 @@ class TensorBackend:
                 f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be broadcast together"
             ) from None
         nb = td_mod.prod(batch)
-        out = td_mod.TensorData(np.zeros(nb * n * m), (nb, n, m))
+        out = td_mod.TensorData.zeros((nb, n, m))
         self._matmul(*out.kernel_args(), *self._as_3d(ad, batch).kernel_args(), *self._as_3d(bd, batch).kernel_args())
         shape = batch + ((n,) if a.dims > 1 else ()) + ((m,) if b.dims > 1 else ())
         return type(a)(out.view(shape), self)
