@@ -97,6 +97,11 @@ CASES = [
     Case("matmul", lambda a, b: a @ b, [(2, 3), (3, 2)]),
     Case("matvec", lambda a, b: a @ b, [(2, 3), (3,)]),
     Case("batched_matmul", lambda a, b: a @ b, [(2, 2, 3), (3, 2)]),
+    # the affine map of nn.Linear, fused: a batch of rows, one vector, leading batch dims, no bias
+    Case("linear", F.Linear.apply, [(2, 3), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
+    Case("linear_vector", F.Linear.apply, [(3,), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
+    Case("linear_batched", F.Linear.apply, [(2, 2, 3), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
+    Case("linear_no_bias", F.Linear.apply, [(2, 3), (4, 3)], (), lambda torch, x, w: torch.nn.functional.linear(x, w)),
     # reductions
     Case("sum_all", lambda a: a.sum(), [(2, 3)]),
     Case("sum_dim", lambda a: a.sum(1), [(2, 3)]),
@@ -133,7 +138,7 @@ CASES = [
 # The Functions that CASES exercise, so that a test can check that none is left out.
 COVERED = {
     F.Neg, F.Add, F.Sub, F.Mul, F.Div, F.Pow, F.Inv, F.InvBack, F.Log, F.LogBack, F.Exp, F.Sigmoid,
-    F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Sum, F.Max, F.View, F.Permute,
+    F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.View, F.Permute,
     F.BroadcastView, F.Unsqueeze, F.Squeeze, F.Index, F.IndexBack, F.Copy, F.To, F.Gather,
     I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem,
 }

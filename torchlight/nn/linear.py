@@ -10,6 +10,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from ..autograd import functions as F
 from ..backends import TensorBackend
 from ..tensor import Tensor, tensor
 from .module import Module, Parameter
@@ -59,10 +60,7 @@ class Linear(Module):
                 f"Linear(in_features={self.in_features}, out_features={self.out_features}) got an input of "
                 f"shape {x.shape}: its last dimension must be {self.in_features}"
             )
-        out = x @ self.weight.value.permute(1, 0)
-        if self.bias is not None:
-            out = out + self.bias.value
-        return out
+        return F.Linear.apply(x, self.weight.value, None if self.bias is None else self.bias.value)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
