@@ -156,12 +156,18 @@ class TensorData:
     @classmethod
     def zeros(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData of zeros."""
-        return cls.filled(shape, 0.0)
+        shape = _valid_shape(shape)
+        size = prod(shape)
+        return cls._unchecked(np.zeros(size), shape, _contiguous_strides(shape), 0, _Version(), size)
 
     @classmethod
     def empty(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData whose values are not set (the caller fills every element)."""
-        shape = _valid_shape(shape)
+        return cls._empty(_valid_shape(shape))
+
+    @classmethod
+    def _empty(cls, shape: Shape) -> "TensorData":
+        # empty() for a shape already known valid (a tuple of sizes taken from another TensorData).
         size = prod(shape)
         return cls._unchecked(np.empty(size), shape, _contiguous_strides(shape), 0, _Version(), size)
 
@@ -388,7 +394,11 @@ class TensorData:
 
     def contiguous(self) -> "TensorData":
         """A contiguous copy (a new storage with its own version counter)."""
-        return TensorData(self.to_numpy().reshape(-1), self.shape)
+        if self.is_contiguous():  # the elements are one run of the storage already
+            storage = self.storage[self.offset : self.offset + self.size].copy()
+        else:
+            storage = self.to_numpy().reshape(-1)
+        return TensorData._unchecked(storage, self.shape, strides_from_shape(self.shape), 0, _Version(), self.size)
 
 
 def _valid_shape(shape: Sequence[int]) -> Shape:

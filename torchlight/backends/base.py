@@ -48,6 +48,7 @@ class TensorBackend:
         return f"TensorBackend('{self.name}')"
 
     def _check(self, op: str, *tensors: Any) -> None:
+        # The callers on hot paths test ``t.backend is not self`` first and call this only to raise.
         for t in tensors:
             if t.backend is not self:  # mixing backends: name both, say how to fix it
                 raise RuntimeError(
@@ -72,8 +73,9 @@ class TensorBackend:
 
         def op(a, out=None):
             if out is None:
-                self._check(name, a)
-                out = type(a)(td_mod.TensorData.empty(a._data.shape), self)
+                if a.backend is not self:
+                    self._check(name, a)
+                out = type(a)(td_mod.TensorData._empty(a._data.shape), self)
             else:
                 self._check(name, a, out)
                 _check_broadcasts_to(a.shape, out.shape, name)
@@ -92,11 +94,12 @@ class TensorBackend:
         name = f"zip({fn.__name__})"
 
         def op(a, b, out=None):
-            self._check(name, a, b)
+            if a.backend is not self or b.backend is not self:
+                self._check(name, a, b)
             ad, bd = a._data, b._data
             shape = ad.shape if ad.shape == bd.shape else td_mod.shape_broadcast(ad.shape, bd.shape)
             if out is None:
-                out = type(a)(td_mod.TensorData.empty(shape), self)
+                out = type(a)(td_mod.TensorData._empty(shape), self)
             else:
                 self._check(name, out)
                 _check_broadcasts_to(shape, out.shape, name)
@@ -133,13 +136,15 @@ class TensorBackend:
 
     def matrix_multiply(self, a: Any, b: Any) -> Any:
         """The matrix product with numpy's rules: 1-D operands are vectors, batch dims broadcast."""
-        self._check("matmul", a, b)
-        if a.dims == 0 or b.dims == 0:
+        if a.backend is not self or b.backend is not self:
+            self._check("matmul", a, b)
+        a_dims, b_dims = len(a.shape), len(b.shape)
+        if a_dims == 0 or b_dims == 0:
             raise RuntimeError(
-                f"both arguments to matmul need to be at least 1D, but they are {a.dims}D and {b.dims}D"
+                f"both arguments to matmul need to be at least 1D, but they are {a_dims}D and {b_dims}D"
             )
-        ad = a._data.unsqueeze(0) if a.dims == 1 else a._data
-        bd = b._data.unsqueeze(1) if b.dims == 1 else b._data
+        ad = a._data.unsqueeze(0) if a_dims == 1 else a._data
+        bd = b._data.unsqueeze(1) if b_dims == 1 else b._data
         n, k = ad.shape[-2:]
         k2, m = bd.shape[-2:]
         if k != k2:
@@ -147,8 +152,9 @@ class TensorBackend:
                 f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied ({n}x{k} and {k2}x{m}): "
                 "the last dimension of the first must equal the second-to-last dimension of the second"
             )
+        a_batch, b_batch = ad.shape[:-2], bd.shape[:-2]
         try:
-            batch = td_mod.shape_broadcast(ad.shape[:-2], bd.shape[:-2])
+            batch = a_batch if a_batch == b_batch else td_mod.shape_broadcast(a_batch, b_batch)
         except RuntimeError:
             raise RuntimeError(
                 f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be broadcast together"
@@ -156,8 +162,8 @@ class TensorBackend:
         nb = td_mod.prod(batch)
         out = td_mod.TensorData.zeros((nb, n, m))
         self._matmul(*out.kernel_args(), *self._as_3d(ad, batch).kernel_args(), *self._as_3d(bd, batch).kernel_args())
-        shape = batch + ((n,) if a.dims > 1 else ()) + ((m,) if b.dims > 1 else ())
-        return type(a)(out.view(shape), self)
+        shape = batch + ((n,) if a_dims > 1 else ()) + ((m,) if b_dims > 1 else ())
+        return type(a)(out if shape == out.shape else out._view(shape, td_mod.strides_from_shape(shape)), self)
 
     def _as_3d(self, data: "td_mod.TensorData", batch: tuple) -> "td_mod.TensorData":
         """``data`` (..., r, c) as a 3-D view (batch, r, c), copying only if its strides demand it."""
