@@ -282,12 +282,24 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on ``args``, link the outputs into the graph and, in forward-mode AD, give them tangents."""
-        needs = tuple([isinstance(a, Variable) and a.history is not None for a in args])
+        # One pass over the arguments: which need a gradient, what forward receives, and the
+        # class (Scalar or Tensor) of the first Variable, which wraps the outputs.
+        kind = None
+        needs, raw = [], []
+        for a in args:
+            if isinstance(a, Variable):
+                if kind is None:
+                    kind = type(a)
+                needs.append(a.history is not None)
+                raw.append(a._forward_value())
+            else:
+                needs.append(False)
+                raw.append(a)
+        needs = tuple(needs)
         record = _Mode.enabled and True in needs
         ctx = Context()
         ctx._fn = cls
         ctx.needs_input_grad = needs
-        raw = tuple([a._forward_value() if isinstance(a, Variable) else a for a in args])
 
         # forward's own operations belong to no graph: recording and forward-mode AD are off.
         grad_mode, level = _Mode.enabled, _Mode.dual_level
@@ -296,18 +308,13 @@ class Function(metaclass=FunctionMeta):
         try:
             if cls._combined:
                 out = cls.forward(*raw, **kwargs)
-                cls.setup_context(ctx, _bind_inputs(cls, raw, kwargs), out)
+                cls.setup_context(ctx, _bind_inputs(cls, tuple(raw), kwargs), out)
             else:
                 out = cls.forward(ctx, *raw, **kwargs)
         finally:
             _Mode.enabled = grad_mode
             _Mode.dual_level = level
 
-        kind = None
-        for a in args:
-            if isinstance(a, Variable):
-                kind = type(a)
-                break
         if kind is None:
             return out
         multiple = isinstance(out, tuple)
