@@ -28,7 +28,7 @@ import threading
 
 import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, prange, types, uint64
 
 from . import fast_parallel
 
@@ -80,7 +80,8 @@ def _pack_rows(src, row_stride, k_stride, r0, r1, cols, dst, rows):
                 for c in range(kc):
                     src_k = src[(p0 + c) * k_stride :]
                     for r in range(g, g1):
-                        panel[r * kc + c] = src_k[r * row_stride]
+                        # Unsigned indices: no negative-index check (see fast.py); 2-3x faster here.
+                        panel[uint64(r * kc + c)] = src_k[uint64(r * row_stride)]
 
 
 @_inline
