@@ -298,7 +298,8 @@ def _prepare(a_shape, a_strides, b_shape, b_strides):
 
 def _serial(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     a_packed, b_packed, ap, bp = _prepare(a_shape, a_strides, b_shape, b_strides)
-    pack_part(0, 1, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
+    if a_packed or b_packed:  # (a call into compiled code costs a microsecond even with nothing to do)
+        pack_part(0, 1, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
     block_part(0, 1, out, out_shape, out_strides, ap if a_packed else a, a_shape, a_strides,
                bp if b_packed else b, b_shape, b_strides, a_packed, b_packed)
 
