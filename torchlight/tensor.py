@@ -350,7 +350,7 @@ class Tensor(Variable):
         if isinstance(x, Tensor):
             return x
         if isinstance(x, numbers.Real):
-            return Tensor(TensorData(np.array([float(x)]), ()), self.backend)
+            return Tensor(TensorData.filled((), float(x)), self.backend)
         raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")
 
     def __add__(self, b: Any) -> "Tensor":
