@@ -152,11 +152,15 @@ class TensorData:
         return self
 
     @classmethod
+    def _fresh(cls, storage: np.ndarray, shape: Shape) -> "TensorData":
+        # A contiguous TensorData over a new flat storage of prod(shape) values, shape known valid.
+        return cls._unchecked(storage, shape, _contiguous_strides(shape), 0, _Version(), len(storage))
+
+    @classmethod
     def zeros(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData of zeros."""
         shape = _valid_shape(shape)
-        size = prod(shape)
-        return cls._unchecked(np.zeros(size), shape, _contiguous_strides(shape), 0, _Version(), size)
+        return cls._fresh(np.zeros(prod(shape)), shape)
 
     @classmethod
     def empty(cls, shape: Sequence[int]) -> "TensorData":
@@ -166,17 +170,15 @@ class TensorData:
     @classmethod
     def _empty(cls, shape: Shape) -> "TensorData":
         # empty() for a shape already known valid (a tuple of sizes taken from another TensorData).
-        size = prod(shape)
-        return cls._unchecked(np.empty(size), shape, _contiguous_strides(shape), 0, _Version(), size)
+        return cls._fresh(np.empty(prod(shape)), shape)
 
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":
         """A new contiguous TensorData with every element ``value``."""
         shape = _valid_shape(shape)
-        size = prod(shape)
-        storage = np.empty(size)
+        storage = np.empty(prod(shape))
         storage.fill(value)  # (np.full does the same, at several times the cost for small sizes)
-        return cls._unchecked(storage, shape, _contiguous_strides(shape), 0, _Version(), size)
+        return cls._fresh(storage, shape)
 
     @property
     def dims(self) -> int:
@@ -398,7 +400,7 @@ class TensorData:
             storage = self.storage[self.offset : self.offset + self.size].copy()
         else:
             storage = self.to_numpy().reshape(-1)
-        return TensorData._unchecked(storage, self.shape, strides_from_shape(self.shape), 0, _Version(), self.size)
+        return TensorData._fresh(storage, self.shape)
 
 
 def _valid_shape(shape: Sequence[int]) -> Shape:
