@@ -11,14 +11,15 @@ import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from tqdm import tqdm
 
 import torchlight
 from torchlight import Tensor, backends, datasets
-from torchlight.nn import Linear, Module, Parameter
+from torchlight.nn import Linear, Module
+from torchlight.optim import SGD
 
 from . import plots
 
@@ -57,34 +58,6 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     and the log never sees 0, however large |z| grows.
     """
     return (logits.relu() - logits * target + ((-logits.abs()).exp() + 1.0).log()).mean()
-
-
-class SGD:
-    """Stochastic gradient descent with momentum, as ``torch.optim.SGD``, for Tensor parameters.
-
-    velocity = momentum * velocity + grad;  value = value - lr * velocity
-    """
-
-    def __init__(self, params: Iterable[Parameter], lr: float, momentum: float = 0.0):
-        if lr <= 0.0:
-            raise ValueError(f"SGD needs a positive learning rate, got lr={lr}")
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError(f"SGD needs 0 <= momentum < 1, got momentum={momentum}")
-        self.params = list(params)
-        self.lr, self.momentum = lr, momentum
-        self.velocity: List[Optional[Tensor]] = [None] * len(self.params)
-
-    def step(self) -> None:
-        """Move each parameter against its gradient; each gets a fresh leaf (with no .grad)."""
-        with torchlight.no_grad():
-            for i, p in enumerate(self.params):
-                grad = p.value.grad
-                if grad is None:
-                    continue  # not used by this loss
-                v = self.velocity[i]
-                v = grad if v is None else self.momentum * v + grad
-                self.velocity[i] = v
-                p.update(p.value.detach() - self.lr * v)
 
 
 @dataclass
