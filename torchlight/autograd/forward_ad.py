@@ -125,18 +125,8 @@ class _MakeDual(Function):
         return t
 
 
-class _Primal(Function):
+class _Primal(_MakeDual):
     """The identity, as a view, without the tangent."""
-
-    returns_view = True
-
-    @staticmethod
-    def forward(ctx, x):
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
 
     @staticmethod
     def jvp(ctx, t):
