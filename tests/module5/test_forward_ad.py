@@ -248,7 +248,7 @@ def test_legacy_style_jvp_reads_save_for_forward():
 
         @staticmethod
         def jvp(ctx, t):
-            (x,) = ctx.saved_tensors
+            (x,) = ctx.saved_for_forward
             return 2.0 * x * t
 
     out, jvp = functional.jvp(Square.apply, torchlight.tensor([3.0]), torchlight.tensor([1.0]))
