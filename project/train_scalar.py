@@ -11,13 +11,13 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
 import torchlight
 from torchlight import Scalar, datasets
-from torchlight.nn import Module, Parameter
+from torchlight.nn import Module
 from torchlight.optim import SGD
 
 from . import plots
@@ -88,11 +88,6 @@ def loss_and_correct(model: ScalarNetwork, data: datasets.Graph) -> Tuple[Scalar
     return total / data.n, correct
 
 
-def sgd_step(params: Iterable[Parameter], lr: float) -> None:
-    """One step of plain gradient descent, w <- w - lr * w.grad (SGD without momentum)."""
-    SGD(params, lr).step()
-
-
 @dataclass
 class Result:
     """What a training run produced."""
@@ -128,6 +123,7 @@ def train(
     bar = tqdm(range(epochs), desc=f"scalar {dataset}", unit="epoch", disable=not progress)
     for _ in bar:
         loss, correct = loss_and_correct(model, data)
+        optimizer.zero_grad()  # .grad accumulates: clear last epoch's before this backward
         loss.backward()
         optimizer.step()
         # Loss and accuracy are those of the parameters before this epoch's step.

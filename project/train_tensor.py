@@ -113,6 +113,7 @@ def train(
     for _ in bar:
         logits = model(X)
         loss = binary_cross_entropy_with_logits(logits, y)
+        optimizer.zero_grad()  # .grad accumulates: clear last epoch's before this backward
         loss.backward()
         optimizer.step()
         # Loss and accuracy are those of the parameters before this epoch's step.

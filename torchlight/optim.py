@@ -1,7 +1,10 @@
-"""Module 4: optimizers, which move Parameters against their gradients.
+"""Modules 1 and 2: optimizers, which move Parameters against their gradients.
 
-They work on Scalar and Tensor parameters alike: each step replaces a parameter's value with a
-new leaf (``p.update``), computed outside the graph.
+Module 1 trains a network of Scalars with SGD, module 2 one of Tensors, with the same code. As in
+PyTorch, a step changes each parameter's value in place (outside the graph, under ``no_grad``):
+the model keeps the very same Scalar and Tensor objects, and their ``.grad`` stays until
+``zero_grad()`` clears it. A training loop therefore calls ``zero_grad()`` before each
+``backward()``; without it, the new gradients are added to the old ones.
 """
 
 from typing import Any, Iterable, List
@@ -33,7 +36,7 @@ class SGD:
             p.value.grad = None
 
     def step(self) -> None:
-        """Move each parameter against its gradient; each gets a fresh leaf (with no .grad)."""
+        """Move each parameter's value against its gradient, in place; ``.grad`` is left as it is."""
         with no_grad():
             for i, p in enumerate(self.params):
                 grad = p.value.grad
@@ -42,4 +45,4 @@ class SGD:
                 v = self.velocity[i]
                 v = grad if v is None else self.momentum * v + grad
                 self.velocity[i] = v
-                p.update(p.value.detach() - self.lr * v)
+                p.value.sub_(v, alpha=self.lr)

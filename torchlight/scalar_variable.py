@@ -3,7 +3,7 @@
 import numbers
 from typing import Any, Optional
 
-from .autograd import scalar_functions as F
+from .autograd import is_grad_enabled, scalar_functions as F
 from .autograd.function import History
 from .autograd.graph import backpropagate
 from .autograd.variable import Variable
@@ -64,6 +64,15 @@ class Scalar(Variable):
     def detach(self) -> "Scalar":
         """A constant Scalar with the same value, outside the graph."""
         return Scalar(self.data, history=None)
+
+    def sub_(self, other: Any, alpha: float = 1.0) -> "Scalar":
+        """``self.data -= alpha * other``, in place, as ``Tensor.sub_``: an optimizer's step, under
+        ``no_grad()``. Returns self."""
+        if self.history is not None and is_grad_enabled():
+            # The graph would not see the change: as PyTorch, allow it only outside recording.
+            raise RuntimeError("a Scalar in the graph can change in place only under torchlight.no_grad()")
+        self.data -= alpha * float(other)
+        return self
 
     def accumulate_derivative(self, d: float) -> None:
         """Add d to ``.grad``."""

@@ -71,10 +71,11 @@ def test_sgd_with_momentum_follows_torch_formula():
     p = Parameter(Scalar(1.0))
     opt = train_scalar.SGD([p], lr=0.1, momentum=0.5)
     for expected in [0.8, 0.5]:  # velocity 2, then 0.5 * 2 + 2 = 3
+        opt.zero_grad()
         (p.value * p.value * 0.0 + 2.0 * p.value).backward()
         opt.step()
         assert p.value.data == pytest.approx(expected)
-        assert p.value.grad is None and p.value.is_leaf()
+        assert p.value.grad == 2.0 and p.value.is_leaf()
 
 
 @pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")])

@@ -107,10 +107,11 @@ def test_sgd_with_momentum_follows_torch_formula():
     opt = train_tensor.SGD([p], lr=0.1, momentum=0.5)
     # loss = 2 * sum(p): gradient 2 everywhere; velocity 2, then 0.5 * 2 + 2 = 3
     for step, expected in enumerate([[0.8, -2.2], [0.5, -2.5]]):
+        opt.zero_grad()
         (2.0 * p.value).sum().backward()
         opt.step()
         np.testing.assert_allclose(p.value.to_numpy(), expected)
-        assert p.value.grad is None and p.value.is_leaf and p.value.requires_grad
+        assert p.value.grad is not None and p.value.is_leaf and p.value.requires_grad
 
 
 @pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")])
