@@ -3,6 +3,7 @@
 from . import autograd, backends, datasets, nn, optim, scalar
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .backends import set_default_backend
+from .draw import draw_graph
 from .scalar_variable import Scalar
 from .tensor import Tensor, ones, rand, tensor, zeros
 
