@@ -11,7 +11,9 @@ In a notebook::
     result = grading.grade("1.3")
     assert result.passed
 
-On the command line: ``python -m torchlight.grading 1.3`` (or ``1`` for all of module 1).
+On the command line: ``python -m torchlight.grading 1.3`` (or ``1`` for all of module 1);
+``--all`` grades the whole course into one table (``grade_stages``, ``course_table``), and
+``--json PATH`` also writes Gradescope's results format (``gradescope``).
 
 The stages and their titles are the ``taskN_K`` markers registered in ``setup.cfg``; the tests
 ship with the source checkout, not with an installed package, so grading needs the checkout.
@@ -22,6 +24,7 @@ import configparser
 import contextlib
 import html
 import io
+import json
 import re
 import sys
 import time
@@ -32,7 +35,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torchlight
 
-__all__ = ["GradeResult", "Row", "Stage", "StageFailed", "grade", "stages"]
+__all__ = ["GradeResult", "Row", "Stage", "StageFailed", "course_table", "grade", "grade_stages", "gradescope", "stages"]
 
 _CHECKOUT = Path(torchlight.__file__).resolve().parents[1]
 _CHECKOUT_HELP = (
@@ -78,6 +81,7 @@ class Row:
     outcome: str  # "passed", "failed", "error" (outside the test body) or "skipped"
     message: str = ""  # why it failed or was skipped, shortened
     seconds: float = 0.0
+    task: str = ""  # "1.3" when it failed in a student edition's stub for Task 1.3, else ""
 
 
 @dataclass
@@ -110,6 +114,36 @@ class GradeResult:
         """True when at least one check ran and every check passed (skips aside)."""
         return not self.problem and not self.failures and self.counts.get("passed", 0) > 0
 
+    @property
+    def not_implemented(self) -> List[str]:
+        """The tasks (``["0.1"]``) whose stubs caused every failure; empty if any failure is a real one.
+
+        In a student edition an unwritten function raises ``NotImplementedError("Task 0.1: ...")``;
+        a stage whose only failures are such stubs has not been started rather than got wrong.
+        """
+        failures = self.failures
+        if self.problem or not failures or any(not row.task for row in failures):
+            return []
+        return sorted({row.task for row in failures}, key=_stage_key)
+
+    @property
+    def state(self) -> str:
+        """One word or phrase for a course table: passed, NOT PASSED, not implemented: Task N.K, ..."""
+        if self.passed:
+            return "passed"
+        if not self.rows and self.problem:
+            return "no checks yet"
+        if self.rows and all(row.outcome == "skipped" for row in self.rows):
+            return "skipped"
+        if self.not_implemented:
+            return "not implemented: " + ", ".join(f"Task {t}" for t in self.not_implemented)
+        return "NOT PASSED"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the stage asks anything of the student: it has checks and not all were skipped."""
+        return self.state not in ("no checks yet", "skipped")
+
     def summary(self) -> str:
         """One line: the stage and how it went."""
         head = f"{self.stage.label} ({self.stage.title})"
@@ -118,6 +152,8 @@ class GradeResult:
         counts = self.counts
         parts = [f"{counts[k]} {k}" for k in ("passed", "failed", "error", "skipped") if counts.get(k)]
         verdict = "PASSED" if self.passed else "NOT PASSED"
+        if self.not_implemented:
+            verdict += f" ({self.state})"
         return f"{head}: {verdict}, {', '.join(parts)} in {self.seconds:.1f} s"
 
     def table(self) -> List[Row]:
@@ -208,9 +244,12 @@ _BADGE = {
 }
 
 
-def stages() -> Dict[str, Stage]:
-    """Every gradable stage by name (``"1.3"``, and ``"1"`` for a whole module), in course order."""
-    markers = _registered_markers()
+def stages(root: Optional[Union[str, Path]] = None) -> Dict[str, Stage]:
+    """Every gradable stage by name (``"1.3"``, and ``"1"`` for a whole module), in course order.
+
+    ``root`` is the checkout whose ``setup.cfg`` lists the stages (by default, this one).
+    """
+    markers = _registered_markers(Path(root) if root is not None else _CHECKOUT)
     found: Dict[str, Stage] = {}
     # "module1: module 1, scalar autodiff" -> module 1 titled "scalar autodiff"
     modules = {
@@ -256,6 +295,103 @@ def grade(
     return result
 
 
+def grade_stages(
+    names: Sequence[Union[str, int, float]] = (),
+    *,
+    tests_dir: Optional[Union[str, Path]] = None,
+) -> List[GradeResult]:
+    """Grade several stages in one pytest run: one :class:`GradeResult` per task stage, in course order.
+
+    ``names`` are stages as for :func:`grade`; a module stands for each of its stages, and no
+    names means the whole course. A test file that cannot be imported is an error row in every
+    chosen stage of its module. A stage whose module has no test folder gets no checks.
+    """
+    known = stages()
+    picked = [_find_stage(n) for n in names] or list(known.values())
+    chosen: List[Stage] = []
+    for stage in picked:
+        tasks = [stage] if stage.task is not None else [s for s in known.values() if s.module == stage.module and s.task is not None]
+        chosen.extend(t for t in tasks if t not in chosen)
+    chosen.sort(key=lambda s: (s.module, s.task))
+    tests = Path(tests_dir) if tests_dir is not None else _CHECKOUT / "tests"
+    if not tests.is_dir():
+        raise FileNotFoundError(f"grading found no test folder {tests}. {_CHECKOUT_HELP}")
+
+    results = {s.name: GradeResult(s) for s in chosen}
+    folders = sorted({tests / f"module{s.module}" for s in chosen if (tests / f"module{s.module}").is_dir()})
+    code, output = 0, ""
+    if folders:
+        collector, code, output, _ = _pytest(folders, " or ".join(s.marker for s in chosen))
+        collector.results()  # settles rows that never ran
+        for row, module in zip(collector.broken, collector.broken_modules):
+            for result in results.values():
+                if module is None or result.stage.module == module:
+                    result.rows.append(row)
+        for row in collector.rows.values():
+            if row.stage in results:
+                results[row.stage].rows.append(row)
+    for result in results.values():
+        result.seconds = sum(row.seconds for row in result.rows)
+        _explain(result, code, output, f"{tests.name}/module{result.stage.module}")
+    return list(results.values())
+
+
+def course_table(results: Sequence[GradeResult]) -> str:
+    """The whole course at a glance: one line per stage (checks passed of total, state), then what failed."""
+    lines = [f"{'stage':6} {'':36} {'checks':>7}  state"]
+    module = None
+    for r in results:
+        if r.stage.module != module:
+            module = r.stage.module
+            lines.append(f"Module {module}")
+        checks = f"{r.counts.get('passed', 0)}/{r.total}" if r.rows else "-"
+        lines.append(f"  {r.stage.name:4} {r.stage.title[:36]:36} {checks:>7}  {r.state}")
+    counted = [r for r in results if r.counted]
+    lines.append(f"{sum(r.passed for r in counted)} of {len(counted)} stages passed")
+    if len(counted) < len(results):
+        lines[-1] += f" ({len(results) - len(counted)} more have no checks to run yet)"
+    wrong = [r for r in counted if not r.passed and not r.not_implemented]
+    for r in wrong:
+        lines.append(f"\n{r.summary()}")
+        for row in r.failures[:3]:
+            first = row.message.splitlines()[0] if row.message else ""
+            lines.append(f"  {_MARK[row.outcome]:4}  {row.test}: {first}")
+        if len(r.failures) > 3:
+            lines.append(f"  ... and {len(r.failures) - 3} more: python -m torchlight.grading {r.stage.name}")
+    return "\n".join(lines)
+
+
+def gradescope(results: Sequence[GradeResult], *, partial_credit: bool = False) -> dict:
+    """The results in Gradescope's autograder format: one test per stage, worth 1 point.
+
+    A stage scores 1 when it passes and 0 otherwise; with ``partial_credit`` a stage that does
+    not pass scores the fraction of its checks that passed. Each test's output is the stage's
+    table; stages with nothing to run (no checks, or all skipped) are left out.
+    """
+    tests = []
+    for r in results:
+        if not r.counted:
+            continue
+        ran = r.counts.get("passed", 0) + len(r.failures)
+        score = 1.0 if r.passed else (r.counts.get("passed", 0) / ran if partial_credit and ran else 0.0)
+        tests.append(
+            {
+                "name": f"Stage {r.stage.name}: {r.stage.title}",
+                "number": r.stage.name,
+                "score": round(score, 4),
+                "max_score": 1.0,
+                "status": "passed" if r.passed else "failed",
+                "output": r.to_text(),
+            }
+        )
+    return {
+        "score": round(sum(t["score"] for t in tests), 4),
+        "execution_time": round(sum(r.seconds for r in results)),
+        "output": course_table(results),
+        "tests": tests,
+    }
+
+
 def _find_stage(stage: Union[str, int, float]) -> Stage:
     name = str(stage).strip()
     m = _TASK.match(name) or _MODULE.match(name)
@@ -274,10 +410,10 @@ def _listing(known: Dict[str, Stage]) -> str:
     )
 
 
-def _registered_markers() -> Dict[str, str]:
+def _registered_markers(root: Path) -> Dict[str, str]:
     # setup.cfg's [tool:pytest] markers is the one list of stages: pytest enforces it
     # (--strict-markers), so grading cannot drift from what the tests use.
-    cfg = _CHECKOUT / "setup.cfg"
+    cfg = root / "setup.cfg"
     if not cfg.is_file():
         raise FileNotFoundError(f"grading found no {cfg}. {_CHECKOUT_HELP}")
     parser = configparser.ConfigParser(interpolation=None)
@@ -296,10 +432,19 @@ class _Collector:
     def __init__(self):
         self.rows: Dict[str, Row] = {}
         self.broken: List[Row] = []  # files that failed to import
+        self.broken_modules: List[Optional[int]] = []  # the module folder of each broken file
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
             self.broken.append(Row(_short_id(report.nodeid) or "(collection)", "", "error", _shorten(report)))
+            m = re.search(r"(?:^|/)module(\d+)/", report.nodeid.replace("\\", "/"))
+            self.broken_modules.append(int(m.group(1)) if m else None)
+
+    def pytest_exception_interact(self, node, call, report) -> None:
+        # Called after every failing phase with the exception itself: note whether a stub raised it.
+        row = self.rows.get(getattr(node, "nodeid", None))
+        if row is not None and report.failed and not row.task and call.excinfo is not None:
+            row.task = _stub_task(call.excinfo.value)
 
     def pytest_collection_finish(self, session) -> None:
         for item in session.items:
@@ -331,15 +476,35 @@ class _Collector:
 
 
 def _run(stage: Stage, folder: Path) -> GradeResult:
+    collector, code, output, seconds = _pytest([folder], stage.marker)
+    result = GradeResult(stage, collector.results(), seconds=seconds)
+    _explain(result, code, output, f"{folder.parent.name}/{folder.name}")
+    return result
+
+
+def _explain(result: GradeResult, code: int, output: str, where: str) -> None:
+    """Set ``result.problem`` when the stage cannot pass although no row failed."""
+    stage = result.stage
+    if code in (2, 3, 4):  # interrupted, internal error, usage error
+        tail = "\n".join(output.strip().splitlines()[-8:])
+        result.problem = f"pytest could not run the checks (exit code {code}):\n{tail}"
+    elif not result.rows:
+        result.problem = f"no checks found: nothing in {where} is marked {stage.marker}, so there is nothing to pass yet"
+    elif not result.counts.get("passed") and not result.failures:
+        result.problem = "every check was skipped: " + result.rows[0].message
+
+
+def _pytest(folders: Sequence[Path], markexpr: str) -> Tuple[_Collector, int, str, float]:
+    """Run the tests in ``folders`` selected by ``markexpr`` in this process, quietly."""
     try:
         import pytest
     except ImportError:
         raise ImportError("grading runs the tests with pytest: pip install -e '.[test]'") from None
     collector = _Collector()
     args = [
-        str(folder),
+        *(str(f) for f in folders),
         "-m",
-        stage.marker,
+        markexpr,
         "-p",
         "no:cacheprovider",  # write nothing into the checkout
         "-p",
@@ -353,20 +518,31 @@ def _run(stage: Stage, folder: Path) -> GradeResult:
     # pytest reports to sys.stdout; the table is the only output the user should see.
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output), warnings.catch_warnings():
         code = pytest.main(args, plugins=[collector])
-    seconds = time.perf_counter() - start
+    return collector, int(code), output.getvalue(), time.perf_counter() - start
 
-    result = GradeResult(stage, collector.results(), seconds=seconds)
-    if int(code) in (2, 3, 4):  # interrupted, internal error, usage error
-        tail = "\n".join(output.getvalue().strip().splitlines()[-8:])
-        result.problem = f"pytest could not run the checks (exit code {int(code)}):\n{tail}"
-    elif not result.rows:
-        result.problem = (
-            f"no checks found: nothing in {folder.parent.name}/{folder.name} is marked "
-            f"{stage.marker}, so there is nothing to pass yet"
-        )
-    elif not result.counts.get("passed") and not result.failures:
-        result.problem = "every check was skipped: " + result.rows[0].message
-    return result
+
+_STUB = re.compile(r"^Task (\d+\.\d+):")
+
+
+def _stub_task(exc: Optional[BaseException]) -> str:
+    """The task whose stub raised ``exc`` (directly, as a cause, or in every member of a group), else ""."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, NotImplementedError):
+            m = _STUB.match(str(exc))
+            if m:
+                return m.group(1)
+        members = getattr(exc, "exceptions", None)  # hypothesis reports distinct failures as a group
+        if isinstance(members, (list, tuple)) and members:
+            tasks = {_stub_task(e) for e in members}
+            return min(tasks, key=_stage_key) if "" not in tasks else ""
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    return ""
+
+
+def _stage_key(name: str) -> List[int]:
+    return [int(n) for n in name.split(".") if n]
 
 
 def _stage_of(item) -> str:
@@ -441,18 +617,38 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     parser.add_argument("stages", nargs="*", help='stages such as "1.3", "task1_3", or "1" for a whole module')
     parser.add_argument("--list", action="store_true", help="list the stages and exit")
+    parser.add_argument("--all", action="store_true", help="grade the whole course and show one table")
+    parser.add_argument("--json", metavar="PATH", help="also write the results in Gradescope's format to PATH")
+    parser.add_argument(
+        "--partial-credit", action="store_true", help="with --json: a stage scores the fraction of its checks passed"
+    )
+    parser.add_argument("--tests-dir", metavar="DIR", help="grade against DIR/moduleN/ (held-back tests) instead of tests/")
     ns = parser.parse_args(argv)
-    if not ns.stages and not ns.list:
-        parser.print_usage()
-    if ns.list or not ns.stages:
+    if ns.list:
         print(_listing(stages()))
-        return 0 if ns.list else 2
+        return 0
+    if ns.all == bool(ns.stages):
+        parser.print_usage()
+        print("name stages, or --all for the whole course; the stages are:\n" + _listing(stages()))
+        return 2
     try:
-        results = [grade(s) for s in ns.stages]
+        if not ns.all and not ns.json:
+            results = [grade(s, tests_dir=ns.tests_dir) for s in ns.stages]
+            return 0 if all(r.passed for r in results) else 1
+        results = grade_stages(ns.stages, tests_dir=ns.tests_dir)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0 if all(r.passed for r in results) else 1
+    if ns.all:
+        print(course_table(results))
+    else:
+        for r in results:
+            r.show()
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(gradescope(results, partial_credit=ns.partial_credit), indent=2) + "\n")
+    # Everything asked must pass; a stage with nothing to run yet asks nothing.
+    counted = [r for r in results if r.counted]
+    return 0 if counted and all(r.passed for r in counted) else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,55 @@
+"""``python -m torchlight.course``: make a student edition, list the stages, verify the edition."""
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .. import grading
+from .edition import write_edition
+from .listing import stage_listing
+from .markers import MarkerError
+from .source import Course
+from .verify import verify
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one subcommand; exit status 0 on success, 1 when verify fails, 2 for a usage or marker error."""
+    parser = argparse.ArgumentParser(prog="python -m torchlight.course", description=__doc__)
+    parser.add_argument(
+        "--source", metavar="DIR", default=None, help="the reference checkout (default: the one torchlight is imported from)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    student = sub.add_parser("student", help="write a student edition to OUT")
+    student.add_argument("out", metavar="OUT", help="a new (or empty) folder")
+    student.add_argument(
+        "--solved-through", metavar="N.K", help="stages up to N.K keep their solutions (default: none do)"
+    )
+    student.add_argument("--no-git", action="store_true", help="do not make OUT a git repository")
+    sub.add_parser("stages", help="list each stage and the files and functions it asks for")
+    check = sub.add_parser("verify", help="check the student edition stage by stage")
+    check.add_argument("stages", nargs="*", metavar="N.K", help="only these stages (default: every stage with regions)")
+    check.add_argument("--cumulative", action="store_true", help="with stage t solved, grade every stage up to t")
+    check.add_argument("--keep", action="store_true", help="keep the temporary edition (its path is printed)")
+    ns = parser.parse_args(argv)
+
+    root = Path(ns.source) if ns.source else grading._CHECKOUT
+    try:
+        course = Course.load(root)
+        if ns.command == "stages":
+            print(stage_listing(course))
+            return 0
+        if ns.command == "student":
+            edition = write_edition(course, ns.out, ns.solved_through, git=not ns.no_git)
+            print(f"wrote the student edition to {edition.path} ({edition.files} files)")
+            print(f"  stubbed: {', '.join(edition.stubbed) or 'nothing'}")
+            print(f"  solved:  {', '.join(edition.solved) or 'nothing'}")
+            return 0
+        return verify(course, ns.stages, cumulative=ns.cumulative, keep=ns.keep)
+    except (MarkerError, ValueError, FileExistsError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

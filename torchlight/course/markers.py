@@ -1,0 +1,121 @@
+"""Solution markers: finding the regions a student writes, and replacing them.
+
+The code a student writes for stage N.K lies between two comment lines, in a ``.py`` file or in
+a notebook code cell: ``# BEGIN SOLUTION N.K`` above it and ``# END SOLUTION N.K`` below, each
+on a line of its own, indented like the code (see ``docs/instructors.md`` for an example; none is
+written out here, where it would count as a marker). The BEGIN line may end with
+``: what to write`` (``# BEGIN SOLUTION 1.2: the forward of Mul``), which then replaces the
+description a stub derives from the enclosing function. Inside a region, ``# HINT:`` lines (and
+the comment lines right below one) stay visible in the stub. Regions do not nest.
+
+This module works on lists of lines and knows nothing of files: :func:`find_regions` validates
+and returns the regions, :func:`render` writes each region either as its solution or as a stub.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+__all__ = ["MarkerError", "Region", "find_regions", "looks_like_marker", "render"]
+
+_BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION (?P<stage>\d+\.\d+)(?::[ \t]*(?P<text>\S.*?))?[ \t]*$")
+_END = re.compile(r"^(?P<indent>[ \t]*)# END SOLUTION (?P<stage>\d+\.\d+)[ \t]*$")
+# Anything a reader would take for a marker: a misspelt one must be an error, never left in place
+# (it would leak the solution below it into the student edition).
+_LOOSE = re.compile(r"^\s*#\s*(BEGIN|END)[ \t_-]*SOLUTION", re.IGNORECASE)
+_HINT = re.compile(r"^\s*# HINT:")
+
+
+class MarkerError(ValueError):
+    """A malformed, unmatched or misplaced solution marker; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """One solution region: lines ``begin`` and ``end`` (0-based) are its BEGIN and END markers."""
+
+    stage: str  # "1.2"
+    begin: int
+    end: int
+    indent: str  # the BEGIN line's indentation, which the stub keeps
+    text: str = ""  # what to write, from the BEGIN line ("" when not given)
+
+    def body(self, lines: List[str]) -> List[str]:
+        """The solution: the lines between the markers."""
+        return lines[self.begin + 1 : self.end]
+
+    def hints(self, lines: List[str]) -> List[str]:
+        """The ``# HINT:`` lines of the body, each with the comment lines directly below it."""
+        kept, in_hint = [], False
+        for line in self.body(lines):
+            in_hint = bool(_HINT.match(line)) or (in_hint and line.lstrip().startswith("#"))
+            if in_hint:
+                kept.append(line)
+        return kept
+
+
+def looks_like_marker(line: str) -> bool:
+    """True for a line a reader would take for a solution marker, well formed or not."""
+    return bool(_LOOSE.match(line))
+
+
+def find_regions(lines: List[str], at: Callable[[int], str]) -> List[Region]:
+    """The regions in ``lines``, in order; ``at(i)`` names line i (0-based) in error messages.
+
+    Raises :class:`MarkerError` for a malformed marker, an END without its BEGIN (or with another
+    stage), a BEGIN inside another region, a region left open, or an empty region.
+    """
+    regions: List[Region] = []
+    open_: Optional[Region] = None
+    for i, line in enumerate(lines):
+        begin, end = _BEGIN.match(line), _END.match(line)
+        if begin:
+            if open_ is not None:
+                raise MarkerError(
+                    f"{at(i)}: BEGIN SOLUTION {begin['stage']} inside the region of stage {open_.stage} "
+                    f"opened at {at(open_.begin)}; regions do not nest: close that one first"
+                )
+            open_ = Region(begin["stage"], i, -1, begin["indent"], begin["text"] or "")
+        elif end:
+            if open_ is None:
+                raise MarkerError(f"{at(i)}: END SOLUTION {end['stage']} without a BEGIN SOLUTION {end['stage']} above it")
+            if end["stage"] != open_.stage:
+                raise MarkerError(
+                    f"{at(i)}: END SOLUTION {end['stage']} closes the region BEGIN SOLUTION {open_.stage} "
+                    f"opened at {at(open_.begin)}; the stage numbers must match"
+                )
+            region = Region(open_.stage, open_.begin, i, open_.indent, open_.text)
+            if not any(l.strip() for l in region.body(lines)):
+                raise MarkerError(f"{at(open_.begin)}: the region of stage {open_.stage} is empty")
+            regions.append(region)
+            open_ = None
+        elif looks_like_marker(line):
+            raise MarkerError(
+                f"{at(i)}: malformed solution marker {line.strip()!r}; write '# BEGIN SOLUTION N.K' "
+                "(optionally followed by ': what to write') or '# END SOLUTION N.K' on a line of its own"
+            )
+    if open_ is not None:
+        raise MarkerError(f"{at(open_.begin)}: BEGIN SOLUTION {open_.stage} is never closed by END SOLUTION {open_.stage}")
+    return regions
+
+
+def render(
+    lines: List[str], regions: List[Region], solved: Callable[[Region], bool], stub: Callable[[Region], str]
+) -> List[str]:
+    """``lines`` without marker lines: a solved region keeps its body, any other becomes its stub.
+
+    A stub is the region's hints followed by ``stub(region)`` (one statement, e.g. ``raise
+    NotImplementedError("Task 1.2: ...")``) at the BEGIN line's indentation.
+    """
+    out: List[str] = []
+    pos = 0
+    for region in regions:
+        out.extend(lines[pos : region.begin])
+        if solved(region):
+            out.extend(region.body(lines))
+        else:
+            out.extend(region.hints(lines))
+            out.append(region.indent + stub(region))
+        pos = region.end + 1
+    out.extend(lines[pos:])
+    return out

@@ -1,0 +1,284 @@
+"""``verify``: proving, stage by stage, that the student edition works.
+
+For every stage t that has regions, in course order:
+
+1. in an edition solved through the stage before t, ``import torchlight`` works and stage t's
+   tests fail, every failure raised by a Task t stub (not an ImportError, not another stage's
+   stub, not a wrong answer in code the student was given);
+2. in an edition solved through t, stage t's tests pass;
+3. once, in the full student edition, ``python -m torchlight.grading --all`` fails and shows
+   every stage with regions as not passed, naming the task not implemented.
+
+Step 2 grades stage t alone, not every stage up to t: each earlier stage s passed in its own
+step 2 while t was still a stub, so its tests do not reach t's code, and putting t's solution
+back cannot change them. ``cumulative=True`` grades every stage up to t all the same.
+
+Speed: one edition is written once, in a temporary folder; between steps only the marked files
+are rewritten (a region patched in or out), and each step is one subprocess that grades only the
+stages concerned (one pytest run, ``grading.grade_stages``). A step that checks "t passes" and
+the next one's "t' fails" need the same edition when no stage with regions lies between them, so
+they share a subprocess. The edition has its own numba and kernel caches (``NUMBA_CACHE_DIR``,
+``TORCHLIGHT_CACHE_DIR``) and writes no bytecode, so nothing mixes with the checkout's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from .edition import write_edition
+from .source import Course
+
+__all__ = ["verify"]
+
+# Run inside the edition by a fresh interpreter: grade some stages and dump every row as JSON.
+_PROBE = r"""
+import json, os, sys, traceback
+stages, out, edition = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+try:
+    import torchlight
+    from torchlight import grading
+    where = os.path.dirname(os.path.dirname(os.path.realpath(torchlight.__file__)))
+    if where != os.path.realpath(edition):
+        raise ImportError(f"torchlight was imported from {where}, not from the edition")
+except BaseException:
+    result = {"import_error": traceback.format_exc(limit=-4)}
+else:
+    result = {"stages": {
+        r.stage.name: {"passed": r.passed, "problem": r.problem,
+                       "rows": [[row.test, row.outcome, row.message, row.task] for row in r.rows]}
+        for r in grading.grade_stages(stages)}}
+with open(out, "w") as f:
+    json.dump(result, f)
+"""
+
+
+@dataclass
+class _Check:
+    """What verify found for one stage."""
+
+    stage: str
+    title: str
+    regions: int
+    without: str = "not run"  # step 1, in words
+    with_: str = "not run"  # step 2, in words
+    problems: List[str] = field(default_factory=list)
+
+
+@dataclass
+class _Probe:
+    """One subprocess: the edition with ``solved`` stages, stages that must fail and must pass."""
+
+    solved: FrozenSet[str]
+    fail: List[str] = field(default_factory=list)
+    pass_: List[Tuple[str, str]] = field(default_factory=list)  # (the stage checked, a stage that must pass)
+
+
+class _Edition:
+    """The one edition that verify patches in place between steps."""
+
+    def __init__(self, course: Course, path: Path):
+        self.course, self.path = course, path
+        self.current: Dict[str, str] = {p: (path / p).read_text(encoding="utf-8") for p in course.marked_files}
+        self.clock = time.time()
+
+    def solve(self, solved: FrozenSet[str]) -> None:
+        """Rewrite the marked files so that exactly the stages in ``solved`` keep their solutions."""
+        for path in self.course.marked_files:
+            text = self.course.render(path, lambda s: s in solved)
+            if text != self.current[path]:
+                (self.path / path).write_text(text, encoding="utf-8")
+                # A new, later mtime each time: caches keyed on (mtime, size) never see a stale file.
+                self.clock = max(self.clock + 1.0, time.time())
+                os.utime(self.path / path, (self.clock, self.clock))
+                self.current[path] = text
+
+
+def verify(
+    course: Course,
+    stages: Optional[Sequence[str]] = None,
+    *,
+    cumulative: bool = False,
+    keep: bool = False,
+    timeout: float = 1200.0,
+    say: Callable[[str], None] = print,
+) -> int:
+    """Run the checks above for ``stages`` (default: every stage with regions); 0 when all hold."""
+    start = time.perf_counter()
+    staged = course.staged()
+    todo = list(staged) if not stages else list(stages)
+    for t in todo:
+        if t not in staged:
+            raise ValueError(f"stage {t} has no regions to verify; the stages with regions are {', '.join(staged) or 'none'}")
+    if not todo:
+        say("no stage has solution regions yet: nothing to verify")
+        return 1
+    order = list(course.stages)
+    counts = {s: sum(1 for t in course.tasks if t.stage == s) for s in staged}
+    checks = {t: _Check(t, course.stages[t], counts[t]) for t in todo}
+
+    def solved_before(t: str, inclusive: bool) -> FrozenSet[str]:
+        i = order.index(t) + (1 if inclusive else 0)
+        return frozenset(s for s in staged if order.index(s) < i)
+
+    probes: List[_Probe] = []
+    for k, t in enumerate(todo):
+        for solved, kind in ((solved_before(t, False), "fail"), (solved_before(t, True), "pass")):
+            if not probes or probes[-1].solved != solved:
+                probes.append(_Probe(solved))
+            if kind == "fail":
+                probes[-1].fail.append(t)
+            else:
+                probes[-1].pass_.extend((t, s) for s in (todo[: k + 1] if cumulative else [t]))
+
+    work = Path(tempfile.mkdtemp(prefix="torchlight-verify-"))
+    try:
+        say(f"writing the student edition in {work / 'edition'}")
+        write_edition(course, work / "edition", None, git=False)
+        edition = _Edition(course, work / "edition")
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(edition.path),
+            PYTHONDONTWRITEBYTECODE="1",
+            NUMBA_CACHE_DIR=str(work / "numba_cache"),
+            TORCHLIGHT_CACHE_DIR=str(work / "torchlight_cache"),
+        )
+        for probe in probes:
+            edition.solve(probe.solved)
+            asked = list(dict.fromkeys(probe.fail + [s for _, s in probe.pass_]))
+            label = f"solved through {_last(probe.solved, order) or 'nothing'}"
+            began = time.perf_counter()
+            found = _run_probe(edition.path, work, asked, env, timeout)
+            say(f"  {label:28} graded {', '.join(asked)} in {time.perf_counter() - began:.1f} s")
+            for t in probe.fail:
+                _judge_without(checks[t], found)
+            for t, s in probe.pass_:
+                _judge_with(checks[t], s, found, own=t == s)
+        edition.solve(frozenset())
+        began = time.perf_counter()
+        full_ok, table = _full_edition(edition.path, work, env, todo, checks, timeout)
+        say(f"  {'full student edition':28} python -m torchlight.grading --all in {time.perf_counter() - began:.1f} s")
+    finally:
+        if keep:
+            say(f"kept the edition and its caches in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+    say("")
+    say(f"{'stage':6} {'title':30} {'regions':>7}  {'without its code':42}  with its code")
+    for t in todo:
+        c = checks[t]
+        mark = "ok " if not c.problems else "BAD"
+        say(f"{mark} {c.stage:4}  {c.title[:28]:28} {c.regions:>7}  {c.without:42}  {c.with_}")
+    say("")
+    say("full student edition, python -m torchlight.grading --all:")
+    say("\n".join("    " + line for line in table.splitlines()))
+    bad = [c for c in checks.values() if c.problems]
+    for c in bad:
+        say(f"\nstage {c.stage}:")
+        say("\n".join(f"  - {p}" for p in c.problems))
+    ok = not bad and full_ok
+    say(f"\nverify {'passed' if ok else 'FAILED'} for {len(todo)} stage(s) in {time.perf_counter() - start:.0f} s")
+    return 0 if ok else 1
+
+
+def _last(solved: FrozenSet[str], order: List[str]) -> str:
+    return max(solved, key=order.index) if solved else ""
+
+
+def _run_probe(edition: Path, work: Path, stages: List[str], env: dict, timeout: float) -> dict:
+    out = work / "probe.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, "-c", _PROBE, json.dumps(stages), str(out), str(edition)]
+    try:
+        run = subprocess.run(cmd, cwd=edition, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"import_error": f"grading {', '.join(stages)} took longer than {timeout:.0f} s"}
+    if not out.exists():
+        return {"import_error": f"the grading subprocess died (exit code {run.returncode}):\n{run.stderr[-2000:]}"}
+    return json.loads(out.read_text())
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _judge_without(check: _Check, found: dict) -> None:
+    t = check.stage
+    if "import_error" in found:
+        check.without = "import torchlight FAILED"
+        check.problems.append(f"solved through the stage before {t}: {found['import_error'].strip()}")
+        return
+    r = found["stages"][t]
+    rows = r["rows"]
+    failed = [row for row in rows if row[1] in ("failed", "error")]
+    if not rows:
+        check.without = "no checks"
+        check.problems.append(f"stage {t} has regions but no checks: {r['problem']}")
+        return
+    check.without = f"{len(failed)} of {len(rows)} fail" + (", all at Task " + t + " stubs" if failed else "")
+    if r["passed"] or not failed:
+        check.without = "PASSES"
+        check.problems.append(f"stage {t} passes with its regions stubbed: its tests do not reach the code it asks for")
+    stray = [row for row in failed if row[3] != t]
+    if stray:
+        check.without = f"{len(stray)} of {len(failed)} failures not from Task {t}"
+        for test, outcome, message, task in stray[:5]:
+            why = f"the Task {task} stub" if task else _first_line(message) or outcome
+            check.problems.append(f"without its code, {test} fails at {why}, not at a Task {t} stub")
+        if len(stray) > 5:
+            check.problems.append(f"... and {len(stray) - 5} more")
+
+
+def _judge_with(check: _Check, stage: str, found: dict, own: bool) -> None:
+    if "import_error" in found:
+        check.with_ = "import torchlight FAILED"
+        check.problems.append(f"solved through {check.stage}: {found['import_error'].strip()}")
+        return
+    r = found["stages"][stage]
+    rows = r["rows"]
+    passed = sum(1 for row in rows if row[1] == "passed")
+    if own:
+        check.with_ = f"{passed}/{len(rows)} pass" if r["passed"] else f"FAILS ({passed}/{len(rows)} pass)"
+    elif not r["passed"]:
+        check.with_ = f"stage {stage} FAILS"
+    if not r["passed"]:
+        failed = [row for row in rows if row[1] in ("failed", "error")]
+        check.problems.append(f"solved through {check.stage}, stage {stage} does not pass: {r['problem'] or ''}".rstrip(": "))
+        for test, outcome, message, task in failed[:5]:
+            check.problems.append(f"  {test}: {outcome}: {_first_line(message)}")
+
+
+def _full_edition(edition: Path, work: Path, env: dict, todo: List[str], checks: Dict[str, _Check], timeout: float):
+    """Step 3: grading --all in the full student edition; returns (all as expected, its table)."""
+    out = work / "gradescope.json"
+    cmd = [sys.executable, "-m", "torchlight.grading", "--all", "--json", str(out)]
+    try:
+        run = subprocess.run(cmd, cwd=edition, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for t in todo:
+            checks[t].problems.append(f"grading --all in the full student edition took longer than {timeout:.0f} s")
+        return False, ""
+    ok = True
+    if run.returncode != 1:
+        ok = False
+        checks[todo[0]].problems.append(
+            f"grading --all in the full student edition exited with {run.returncode}, not 1:\n{run.stderr[-2000:]}"
+        )
+    entries = {e["number"]: e for e in json.loads(out.read_text())["tests"]} if out.exists() else {}
+    for t in todo:
+        entry = entries.get(t)
+        summary = _first_line(entry["output"]) if entry else ""
+        if entry is None or entry["status"] == "passed" or "not implemented: " not in summary:
+            ok = False
+            checks[t].problems.append(
+                f"in the full student edition grading --all should show stage {t} as not implemented; it shows: "
+                + (summary or "nothing")
+            )
+    return ok, run.stdout
