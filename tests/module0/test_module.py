@@ -8,57 +8,11 @@ import pytest
 from torchlight import Scalar
 from torchlight.nn import Module, Parameter
 
+# Net (a tree of Layers and Inners) and its parameter NAMES are shared with module 1's tests,
+# which take gradients through the same tree.
+from .nets import NAMES, Inner, Net, values
+
 pytestmark = [pytest.mark.task0_3]
-
-
-class Inner(Module):
-    def __init__(self, value):
-        super().__init__()
-        self.p = Parameter(Scalar(value))
-
-    def forward(self, x):
-        return self.p.value * x
-
-
-class Layer(Module):
-    def __init__(self, w, b):
-        super().__init__()
-        self.weight = Parameter(Scalar(w))
-        self.bias = Parameter(Scalar(b))
-        self.inner = Inner(w + b)
-        self.size = 2  # a plain attribute: neither a parameter nor a child
-
-    def forward(self, x):
-        return self.inner(self.weight.value * x + self.bias.value)
-
-    def extra_repr(self):
-        return f"size={self.size}"
-
-
-class Net(Module):
-    def __init__(self, seed=1.0):
-        super().__init__()
-        self.a = Parameter(Scalar(seed))
-        self.layer1 = Layer(seed + 1.0, seed + 2.0)
-        self.layer2 = Layer(seed + 3.0, seed + 4.0)
-
-    def forward(self, x):
-        return self.layer2(self.layer1(x)) + self.a.value
-
-
-NAMES = [
-    "a",
-    "layer1.weight",
-    "layer1.bias",
-    "layer1.inner.p",
-    "layer2.weight",
-    "layer2.bias",
-    "layer2.inner.p",
-]
-
-
-def values(module):
-    return {name: p.value.data for name, p in module.named_parameters()}
 
 
 # -- the tree -------------------------------------------------------------------------
@@ -208,18 +162,20 @@ def test_train_needs_a_bool():
         Net().train("yes")
 
 
-def test_call_runs_forward_and_gradients_reach_parameters():
+def test_call_runs_forward():
     net = Net(seed=0.0)
-    x = Scalar(2.0)
     # layer1: inner.p * (w x + b) = 3 * (1*2 + 2) = 12; layer2: 7 * (3*12 + 4) = 280; + a.
-    out = net(x)
-    assert out.data == pytest.approx(280.0)
-    out.backward()
-    assert net.a.value.grad == pytest.approx(1.0)
-    assert net.layer2.bias.value.grad == pytest.approx(7.0)
-    assert net.layer1.weight.value.grad == pytest.approx(7.0 * 3.0 * 3.0 * 2.0)
+    assert net(2.0) == pytest.approx(280.0)  # floats in, floats out: no Scalar arithmetic (task 1.2)
+    # Gradients through the tree: tests/module1/test_module_gradients.py (they need backward, task 1.4)
+
+
+def test_zero_grad_clears_every_parameter():
+    net = Net()
+    for i, p in enumerate(net.parameters()):
+        p.value.grad = float(i + 1)  # as backward would leave them
     net.zero_grad()
     assert all(p.value.grad is None for p in net.parameters())
+    assert values(net) == values(Net())  # the values themselves are untouched
 
 
 def test_missing_forward_names_the_class():
@@ -312,8 +268,7 @@ def test_state_dict_round_trip():
     # The loaded values are fresh leaves: they get gradients and share nothing with sd.
     assert all(p.value.is_leaf() for p in dst.parameters())
     assert all(p.value is not sd[n] for n, p in dst.named_parameters())
-    dst(Scalar(1.0)).backward()
-    assert dst.a.value.grad == pytest.approx(1.0)
+    # (that they receive gradients: tests/module1/test_module_gradients.py, task 1.4)
     dst.a.value.data = 123.0
     assert sd["a"].data == 1.0
 

@@ -1,4 +1,5 @@
-"""hypothesis strategies and the table of Scalar operations shared by the module 1 tests."""
+"""hypothesis strategies, the table of Scalar operations and a chain-rule walk shared by the
+module 1 tests."""
 
 import math
 
@@ -69,3 +70,24 @@ FLOAT_BINARY = {
     "gt": lambda a, b: 1.0 if a > b else 0.0,
     "eq": lambda a, b: 1.0 if a == b else 0.0,
 }
+
+
+def gradients_by_chain_rule(out, d=1.0):
+    """{leaf.unique_id: derivative of out with respect to that leaf, times d}, from ``chain_rule``
+    alone: each path from ``out`` back to a leaf adds the product of the derivatives along it.
+
+    No topological sort (that is task 1.4's): the walk visits a node once per path through it,
+    which is fine for the few nodes of one expression, and it lets task 1.3's tests check every
+    Function's backward and ``chain_rule`` without calling ``backward()``. A leaf that no path
+    reaches is absent.
+    """
+    grads = {}
+    todo = [(out, d)]
+    while todo:
+        node, g = todo.pop()
+        if node.is_leaf():
+            grads[node.unique_id] = grads.get(node.unique_id, 0.0) + g
+        else:
+            todo.extend(node.chain_rule(g))
+    return grads
+

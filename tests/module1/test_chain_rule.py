@@ -1,4 +1,11 @@
-"""Task 1.3: each operation's derivative, one step of the chain rule, and custom Functions."""
+"""Task 1.3: each operation's derivative (its Function's backward) and one step of the chain rule.
+
+Backpropagation is task 1.4's, so nothing here calls ``backward()``: the derivatives come from
+``chain_rule`` alone (``gradients_by_chain_rule`` follows it from the output back to the leaves)
+and are checked against central differences and PyTorch. The same checks through ``backward()``
+are task 1.4's (test_scalar_gradients.py); ``setup_context`` and ``needs_input_grad`` are module
+5's (tests/module5/test_scalar_function_api.py).
+"""
 
 import math
 
@@ -7,9 +14,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from torchlight import Scalar
-from torchlight.autograd import Context, Function, central_difference
+from torchlight.autograd import Function, central_difference
 
-from .strategies import BINARY, UNARY, nonzero_floats, small_floats
+from .strategies import BINARY, UNARY, gradients_by_chain_rule, nonzero_floats, small_floats
 
 pytestmark = pytest.mark.task1_3
 
@@ -18,15 +25,14 @@ def ids(table):
     return [row[0] for row in table]
 
 
-def check_gradients(fn, *values):
-    """Backward through fn(*Scalars) gives, for every argument, the central difference."""
+def check_chain_rule(fn, *values):
+    """The chain rule through fn(*Scalars) gives, for every argument, the central difference."""
     leaves = [Scalar(v) for v in values]
-    out = fn(*leaves)
-    out.backward()
+    grads = gradients_by_chain_rule(fn(*leaves))
     for i, leaf in enumerate(leaves):
         expected = central_difference(lambda *vs: fn(*[Scalar(v) for v in vs]), *values, arg=i)
-        assert leaf.grad is not None, f"argument {i} got no gradient"
-        assert leaf.grad == pytest.approx(expected, rel=1e-5, abs=1e-5), f"argument {i}"
+        assert leaf.unique_id in grads, f"argument {i} got no derivative"
+        assert grads[leaf.unique_id] == pytest.approx(expected, rel=1e-5, abs=1e-5), f"argument {i}"
 
 
 # -- chain_rule: one step backwards ------------------------------------------------------
@@ -74,22 +80,22 @@ def test_chain_rule_of_unary_ops(x, d):
 
 @pytest.mark.parametrize("name, fn, inputs", UNARY, ids=ids(UNARY))
 @given(data=st.data())
-def test_unary_gradients(name, fn, inputs, data):
-    check_gradients(fn, data.draw(inputs))
+def test_unary_derivatives(name, fn, inputs, data):
+    check_chain_rule(fn, data.draw(inputs))
 
 
 @pytest.mark.parametrize("name, fn, inputs", BINARY, ids=ids(BINARY))
 @given(data=st.data())
-def test_binary_gradients(name, fn, inputs, data):
-    check_gradients(fn, *data.draw(inputs))
+def test_binary_derivatives(name, fn, inputs, data):
+    check_chain_rule(fn, *data.draw(inputs))
 
 
 @pytest.mark.parametrize("name, fn, inputs", BINARY, ids=ids(BINARY))
 @given(data=st.data())
-def test_binary_gradients_with_a_number_on_either_side(name, fn, inputs, data):
+def test_binary_derivatives_with_a_number_on_either_side(name, fn, inputs, data):
     x, y = data.draw(inputs)
-    check_gradients(lambda a: fn(a, y), x)
-    check_gradients(lambda b: fn(x, b), y)
+    check_chain_rule(lambda a: fn(a, y), x)
+    check_chain_rule(lambda b: fn(x, b), y)
 
 
 @given(st.floats(0.5, 2.0), st.floats(-2.0, 2.0), st.floats(-2.0, 2.0))
@@ -99,13 +105,13 @@ def test_composite_expression(x, y, z):
     def f(a, b, c):
         return ((a * b + c).sigmoid() * a.log() - (b / a) ** 2 + (c - b).relu() * 3.0).tanh() + (a < b) * c
 
-    check_gradients(f, x, y, z)
+    check_chain_rule(f, x, y, z)
 
 
 def test_relu_derivative_at_zero_is_zero():
     x = Scalar(0.0)
-    x.relu().backward()
-    assert x.grad == 0.0
+    ((p, g),) = x.relu().chain_rule(1.0)
+    assert p is x and g == 0.0
 
 
 # -- against PyTorch -------------------------------------------------------------------
@@ -113,21 +119,21 @@ def test_relu_derivative_at_zero_is_zero():
 
 @pytest.mark.parametrize("name, fn, inputs", UNARY + BINARY, ids=ids(UNARY + BINARY))
 @given(data=st.data())
-def test_gradients_match_torch(name, fn, inputs, data):
+def test_derivatives_match_torch(name, fn, inputs, data):
     torch = pytest.importorskip("torch")
     values = data.draw(inputs)
     values = values if isinstance(values, tuple) else (values,)
     ours = [Scalar(v) for v in values]
-    fn(*ours).backward()
+    grads = gradients_by_chain_rule(fn(*ours))
     theirs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
     out = fn(*theirs)
     if not out.requires_grad:
         # torch's comparisons are not differentiable; their derivative is zero where defined.
-        assert [s.grad for s in ours] == [0.0] * len(ours)
+        assert [grads.get(s.unique_id) for s in ours] == [0.0] * len(ours)
         return
     out.backward()
     for s, t in zip(ours, theirs):
-        assert s.grad == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12)
+        assert grads[s.unique_id] == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12)
 
 
 # -- custom Functions --------------------------------------------------------------------
@@ -147,59 +153,13 @@ class Cube(Function):
         return 3.0 * a * a * d
 
 
-class ScaledProduct(Function):
-    """k * a * b, combined style: forward without ctx and a separate setup_context."""
-
-    @staticmethod
-    def forward(a, b, k):
-        return k * a * b
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        a, b, k = inputs
-        ctx.save_for_backward(a, b)
-        ctx.k = k
-
-    @staticmethod
-    def backward(ctx, d):
-        a, b = ctx.saved_tensors
-        return ctx.k * b * d, ctx.k * a * d, None
-
-
 @given(small_floats)
 def test_custom_function_legacy_style(x):
-    check_gradients(lambda a: Cube.apply(a) + a, x)
+    check_chain_rule(lambda a: Cube.apply(a) + a, x)
 
 
-@given(small_floats, small_floats, st.floats(-3.0, 3.0))
-def test_custom_function_combined_style(x, y, k):
-    out = ScaledProduct.apply(Scalar(x), Scalar(y), k)
-    assert out.data == pytest.approx(k * x * y)
-    assert out.history.last_fn is ScaledProduct
-    check_gradients(lambda a, b: ScaledProduct.apply(a, b, k), x, y)
-
-
-def test_combined_style_forward_receives_no_context():
-    seen = []
-
-    class Probe(Function):
-        @staticmethod
-        def forward(a):
-            seen.append(a)
-            return 2.0 * a
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            seen.append((type(ctx), inputs, output))
-
-        @staticmethod
-        def backward(ctx, d):
-            return 2.0 * d
-
-    x = Scalar(1.5)
-    Probe.apply(x).backward()
-    assert seen == [1.5, (Context, (1.5,), 3.0)]
-    assert x.grad == 2.0
+# The combined style (forward without ctx, setup_context) and ctx.needs_input_grad are module 5's
+# Function API: tests/module5/test_scalar_function_api.py.
 
 
 def test_forward_receives_floats():
@@ -219,24 +179,6 @@ def test_forward_receives_floats():
     assert seen == [1.0, 2.0] and all(type(v) is float for v in seen)
 
 
-def test_needs_input_grad_is_known_before_forward():
-    seen = []
-
-    class Probe(Function):
-        @staticmethod
-        def forward(ctx, a, b, c, k):
-            seen.append(ctx.needs_input_grad)
-            return a * b * c * k
-
-        @staticmethod
-        def backward(ctx, d):
-            return d, d, d, None
-
-    leaf, const = Scalar(1.0), Scalar(2.0, history=None)
-    Probe.apply(leaf, const, leaf * 2.0, 3.0)
-    assert seen == [(True, False, True, False)]
-
-
 def test_wrong_number_of_gradients_is_an_error():
     class BadMul(Function):
         @staticmethod
@@ -249,10 +191,10 @@ def test_wrong_number_of_gradients_is_an_error():
 
     out = BadMul.apply(Scalar(1.0), Scalar(2.0))
     with pytest.raises(RuntimeError, match=r"BadMulBackward.*incorrect number of gradients \(expected 2, got 1\)"):
-        out.backward()
+        list(out.chain_rule(1.0))
 
 
-def test_too_many_gradients_is_an_error_but_trailing_nones_are_allowed():
+def test_too_many_gradients_is_an_error():
     class TooMany(Function):
         @staticmethod
         def forward(ctx, a):
@@ -263,20 +205,8 @@ def test_too_many_gradients_is_an_error_but_trailing_nones_are_allowed():
             return d, 1.0
 
     with pytest.raises(RuntimeError, match=r"incorrect number of gradients \(expected 1, got 2\)"):
-        TooMany.apply(Scalar(1.0)).backward()
-
-    class TrailingNone(Function):
-        @staticmethod
-        def forward(ctx, a):
-            return 2.0 * a
-
-        @staticmethod
-        def backward(ctx, d):
-            return 2.0 * d, None
-
-    x = Scalar(1.0)
-    TrailingNone.apply(x).backward()
-    assert x.grad == 2.0
+        list(TooMany.apply(Scalar(1.0)).chain_rule(1.0))
+    # (that extra trailing Nones are allowed, as PyTorch allows them, is module 5's Function API)
 
 
 def test_gradient_for_a_non_variable_input_is_an_error():
@@ -291,7 +221,7 @@ def test_gradient_for_a_non_variable_input_is_an_error():
 
     out = Scale.apply(Scalar(1.0), 3.0)
     with pytest.raises(RuntimeError, match=r"ScaleBackward.*position 1.*not a Variable"):
-        out.backward()
+        list(out.chain_rule(1.0))
 
 
 def test_gradient_of_the_wrong_type_is_an_error():
@@ -305,7 +235,7 @@ def test_gradient_of_the_wrong_type_is_an_error():
             return "one"
 
     with pytest.raises(RuntimeError, match="WrongBackward returned an invalid gradient"):
-        Wrong.apply(Scalar(1.0)).backward()
+        list(Wrong.apply(Scalar(1.0)).chain_rule(1.0))
 
 
 def test_none_gradient_means_no_contribution():
@@ -319,8 +249,8 @@ def test_none_gradient_means_no_contribution():
             return d, None
 
     x, y = Scalar(1.0), Scalar(2.0)
-    FirstOnly.apply(x, y).backward()
-    assert x.grad == 1.0 and y.grad is None
+    pairs = list(FirstOnly.apply(x, y).chain_rule(1.0))
+    assert len(pairs) == 1 and pairs[0][0] is x and pairs[0][1] == 1.0
 
 
 @given(nonzero_floats)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import torchlight
 from torchlight import Scalar
 from torchlight import scalar as op
-from torchlight.autograd import Function
+from torchlight.autograd import Function, central_difference
 from torchlight.autograd import scalar_functions as F
 
 from .strategies import BINARY, FLOAT_BINARY, FLOAT_UNARY, UNARY, small_floats
@@ -166,10 +166,31 @@ def test_scalar_is_exported():
 def test_requires_grad_and_detach_as_tensor():
     c = Scalar(2.0, history=None)
     assert c.requires_grad_() is c and c.is_leaf() and c.requires_grad
-    (c * 3.0).backward()
-    assert c.grad == 3.0
+    # (that c then receives its gradient from backward is task 1.4's: test_scalar_gradients.py)
     d = (c * 3.0).detach()
     assert d.is_constant() and d.data == 6.0
     with pytest.raises(RuntimeError, match="leaf"):
         (c * 3.0).requires_grad_(False)
     assert c.requires_grad_(False).is_constant()
+
+
+# -- central differences of Scalar code (moved from test_central_difference.py) -------------------
+
+
+def test_central_difference_of_a_function_returning_scalars():
+    # The tests gradcheck Scalar code by wrapping it: f takes floats and returns a Scalar.
+    d = central_difference(lambda a: Scalar(a).exp(), 1.0)
+    assert type(d) is float
+    assert d == pytest.approx(math.e, rel=1e-6)
+
+
+@pytest.mark.parametrize("name, fn, inputs", UNARY, ids=ids(UNARY))
+@given(data=st.data())
+def test_unary_ops_have_the_floats_derivatives(name, fn, inputs, data):
+    # A forward that is right at every point has the right slope: central differences of the
+    # Scalar op and of the float op agree (a check of forward only, nothing is differentiated).
+    x = data.draw(inputs)
+    ours = central_difference(lambda a: fn(Scalar(a)), x)
+    theirs = central_difference(FLOAT_UNARY[name], x)
+    assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
+

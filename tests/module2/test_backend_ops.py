@@ -280,14 +280,13 @@ def test_mixing_backends_is_an_error_naming_both():
         a @ b
 
 
-def test_to_moves_between_backends_and_carries_the_gradient():
+def test_to_moves_between_backends():
     other = TensorBackend(simple, "other")
     a = torchlight.tensor([1.0, 2.0], requires_grad=True, backend="simple")
     b = a.to(other)
     assert b.backend is other and b.tolist() == [1.0, 2.0] and a.to("simple") is a
     assert "backend='other'" in repr(b)
-    (b * b).sum().backward()
-    assert a.grad.tolist() == [2.0, 4.0] and a.grad.backend is a.backend
+    # that the gradient comes back through .to() is tested in test_autodiff.py (task 2.4)
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="the simulator makes cuda available")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import torchlight
-from torchlight.backends import indexing
+from torchlight import indexing
 from torchlight.tensor_data import IndexingError, TensorData, index_to_position, strides_from_shape, to_index
 
 from .strategies import arrays, layout_of, shapes
@@ -229,10 +229,10 @@ def test_from_numpy_shares_memory_and_to_numpy_copies():
     a = np.arange(6.0).reshape(2, 3)
     t = torchlight.Tensor.from_numpy(a)
     a[0, 0] = 100.0
-    assert t[0, 0].item() == 100.0
+    assert t.to_numpy()[0, 0] == 100.0
     out = t.to_numpy()
     out[1, 1] = -1.0
-    assert t[1, 1].item() == 4.0
+    assert t.to_numpy()[1, 1] == 4.0
     ints = torchlight.Tensor.from_numpy(np.arange(3))  # other dtypes are converted
     assert ints.to_numpy().dtype == np.float64
 
@@ -259,41 +259,12 @@ def test_tensor_needs_tensor_data():
         torchlight.Tensor([1.0, 2.0])
 
 
-# -- indexing tensors -------------------------------------------------------------------------
-
-
-def test_indexing_a_tensor_gives_views_sharing_storage_and_version(backend_name):
-    t = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend=backend_name)
-    row = t[1]
-    assert row.tolist() == [4.0, 5.0, 6.0, 7.0]
-    assert t[1:, ::2].tolist() == [[4.0, 6.0], [8.0, 10.0]]
-    assert t[-1, -1].item() == 11.0 and t[-1, -1].shape == ()
-    assert t[:, None].shape == (3, 1, 4)
-    assert row._data.storage is t._data.storage
-    before = row._version
-    t._bump_version()  # an in-place change anywhere in the storage is seen by every view
-    assert row._version == before + 1
-    assert [r.tolist() for r in t[:2]] == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
-    assert len(t) == 3
-    with pytest.raises(IndexError, match="out of bounds"):
-        t[3]
-
-
-def test_tensor_view_permute_and_contiguous(backend_name):
-    t = torchlight.tensor(np.arange(6.0).reshape(2, 3), backend=backend_name)
-    p = t.permute(1, 0)
-    assert p.shape == (3, 2) and not p.is_contiguous()
-    with pytest.raises(RuntimeError, match="view size is not compatible"):
-        p.view(6)
-    c = p.contiguous()
-    assert c.is_contiguous() and c._data.storage is not t._data.storage
-    assert c.view(6).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
-    assert t.contiguous() is t
-    assert p.reshape(-1).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+# Indexing, views and copies of Tensors go through the tensor Functions (Index, View, Permute,
+# Copy), whose forwards task 2.3 asks for: their tests are in test_tensor_operations.py.
 
 
 def test_repr_shows_values_and_history():
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
     assert repr(x) == "tensor([1., 2.], requires_grad=True)"
-    assert repr(x * 2.0) == "tensor([2., 4.], grad_fn=<MulBackward>)"
     assert repr(torchlight.tensor([[1.0, 2.0], [3.0, 4.0]])) == "tensor([[1., 2.],\n        [3., 4.]])"
+    # the repr of a result (grad_fn=<MulBackward>) is in test_tensor_operations.py (task 2.3)

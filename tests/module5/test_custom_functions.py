@@ -10,7 +10,6 @@ import pytest
 import torchlight
 from torchlight import Scalar
 from torchlight.autograd import (
-    Context,
     Function,
     InplaceFunction,
     NestedIOFunction,
@@ -217,14 +216,6 @@ def test_retain_graph_keeps_them_and_gradients_accumulate(torch):
     ty.backward()
     assert_close(x.grad, tx.grad)
     assert x.grad.tolist() == [4.0, 8.0]
-
-
-def test_saved_tensors_can_be_read_back_in_forward_order():
-    ctx = Context()
-    a, b = torchlight.tensor([1.0]), torchlight.tensor([2.0])
-    ctx.save_for_backward(a, None, b)
-    ctx._snapshot_versions()
-    assert ctx.saved_tensors[0] is a and ctx.saved_tensors[1] is None and ctx.saved_tensors[2] is b
 
 
 # -- outputs: several, non-differentiable, non-tensor ------------------------------------------

@@ -5,12 +5,13 @@ import numpy as np
 import pytest
 
 import torchlight
-from torchlight.autograd import Function, InplaceFunction, gradcheck, no_grad
+from torchlight.autograd import Context, Function, InplaceFunction, gradcheck, no_grad
 
 from .cases import CASES
 from .helpers import assert_close, torch_leaves
 
 pytestmark = pytest.mark.task5_2
+BACKENDS = ["simple", "fast"]  # for the tests that take backend_name (tests/conftest.py)
 
 RNG = np.random.default_rng(52)
 A = RNG.uniform(0.5, 1.5, (2, 3))
@@ -275,3 +276,34 @@ def test_overlapping_input_is_read_before_it_is_written():
     y = torchlight.tensor([1.0, 2.0])
     y.mul_(y)
     assert y.tolist() == [1.0, 4.0]
+
+
+# -- moved from earlier modules: they rely on the version counter -----------------------------------
+
+
+def test_saved_tensors_can_be_read_back_in_forward_order():
+    # (from test_custom_functions.py: saving snapshots the versions, this task's bookkeeping)
+    ctx = Context()
+    a, b = torchlight.tensor([1.0]), torchlight.tensor([2.0])
+    ctx.save_for_backward(a, None, b)
+    ctx._snapshot_versions()
+    assert ctx.saved_tensors[0] is a and ctx.saved_tensors[1] is None and ctx.saved_tensors[2] is b
+
+
+def test_views_made_by_indexing_share_the_version(backend_name):
+    # (from tests/module2/test_tensor_data.py)
+    t = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend=backend_name)
+    row = t[1]
+    before = row._version
+    t._bump_version()  # an in-place change anywhere in the storage is seen by every view
+    assert row._version == before + 1
+
+
+def test_saved_tensors_changed_in_place_are_detected(backend_name):
+    # (from tests/module2/test_autodiff.py)
+    x = torchlight.tensor([1.0, 2.0], requires_grad=True, backend=backend_name)
+    h = x * 1.0
+    y = (h * h).sum()
+    h[0]._bump_version()  # as an in-place op on a view would: the version is shared
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*Tensor of shape \(2,\).*MulBackward"):
+        y.backward()

@@ -1,0 +1,22 @@
+"""Task 3.2: module 2's tests that multiply matrices (the backend's matrix_multiply, matmul's
+gradients, the Linear layer), rerun on the fast backend.
+
+As in test_fast_tensor_ops.py: module 2's own test functions, imported and run with
+``BACKENDS = ["fast"]``.
+"""
+
+import pytest
+
+from .strategies import reuse
+
+pytestmark = pytest.mark.task3_2
+BACKENDS = ["fast"]
+
+
+def _matmul(name):
+    return "matmul" in name or "matrix_multiply" in name
+
+
+for _file in ("test_backend_ops", "test_autodiff"):
+    globals().update(reuse.tests(reuse.load(_file), keep=_matmul))
+globals().update(reuse.tests(reuse.load("test_linear")))  # Linear is a matrix product
