@@ -1,9 +1,11 @@
 """torchlight: a deep-learning framework built in stages, for teaching."""
 
-from . import autograd, backends, datasets, nn, optim, scalar
+from . import autograd, backends, datasets, nn, ops, optim, scalar
+from .autograd import functions as _functions  # noqa: F401  (the ops by the contract's name)
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .backends import set_default_backend
 from .draw import draw_graph
+from .random import manual_seed
 from .scalar_variable import Scalar
 from .tensor import Tensor, ones, rand, tensor, zeros
 

@@ -1,8 +1,8 @@
 """Module 2: Tensor, an n-dimensional array of float64 that records the operations applied to it.
 
 Tensor is a thin façade: data lives in a ``TensorData`` (storage, shape, strides), computation
-happens in a backend (``t.backend``), and every operation is a Function from
-``torchlight.autograd.functions``, so one engine differentiates Scalars and Tensors alike.
+happens in a backend (``t.backend``), and every operation is a Function from ``torchlight.ops``,
+so one engine differentiates Scalars and Tensors alike.
 """
 
 import numbers
@@ -11,14 +11,13 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, scalar
-from .autograd import functions as F
-from .autograd import inplace as I
-from .autograd.function import History
+from . import backends, ops, random, scalar
+from .autograd.function_api import History
 from .autograd.grad_mode import _Mode
-from .autograd.graph import run_backward
+from .autograd.engine import run_backward
 from .autograd.variable import Variable
-from .tensor_data import TensorData, _shape_arg, normalize_dim, prod, shape_broadcast
+from .ops import inplace as I
+from .tensor_data import TensorData, _shape_arg, broadcasts_to, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
 
@@ -68,6 +67,13 @@ class Tensor(Variable):
             array = np.ascontiguousarray(array, dtype=np.float64)
         return Tensor(TensorData(array.reshape(-1), array.shape), backend)
 
+    def _new(self, data: TensorData, backend: Optional[backends.TensorBackend] = None) -> "Tensor":
+        """A new tensor without history over ``data``, on ``backend`` (default: this tensor's).
+
+        The one way operations make their results: from a view of an input's data, or new data.
+        """
+        return Tensor(data, self.backend if backend is None else backend)
+
     def to_numpy(self) -> np.ndarray:
         """A new numpy array with this tensor's values."""
         return self._data.to_numpy()
@@ -85,12 +91,11 @@ class Tensor(Variable):
     def to(self, backend: Union[str, backends.TensorBackend]) -> "Tensor":
         """This tensor on another backend (itself if already there); differentiable."""
         target = backends.get(backend)
-        return self if target is self.backend else F.To.apply(self, target)
+        return self if target is self.backend else ops.To.apply(self, target)
 
     def _constant(self, array: Any) -> "Tensor":
-        """A constant tensor on this tensor's backend."""
-        array = np.asarray(array, dtype=np.float64)
-        return Tensor(TensorData(array.reshape(-1), array.shape), self.backend)
+        """A constant tensor (from a number or an array) on this tensor's backend."""
+        return Tensor.from_numpy(array, self.backend)
 
     def new_tensor(self, data: Any) -> "Tensor":
         """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
@@ -98,12 +103,11 @@ class Tensor(Variable):
 
     def new_zeros(self, *shape: int) -> "Tensor":
         """Zeros of ``shape`` on this tensor's backend."""
-        return Tensor(TensorData.zeros(_shape_arg(shape)), self.backend)
+        return self._new(TensorData.zeros(_shape_arg(shape)))
 
     def new_ones(self, *shape: int) -> "Tensor":
         """Ones of ``shape`` on this tensor's backend."""
-        shape = _shape_arg(shape)
-        return Tensor(TensorData(np.ones(prod(shape)), shape), self.backend)
+        return self._new(TensorData.filled(_shape_arg(shape), 1.0))
 
     # -- attributes -----------------------------------------------------------------------------
 
@@ -175,7 +179,7 @@ class Tensor(Variable):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""
-        return Tensor(self._data, self.backend)
+        return self._new(self._data)
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient (``.grad = None``)."""
@@ -231,7 +235,7 @@ class Tensor(Variable):
         else:
             # A fresh copy: d may be shared (the same gradient reaches several leaves) or be a
             # broadcast view, and .grad is updated in place by optimizers.
-            self.grad = Tensor(d._data.contiguous(), d.backend)
+            self.grad = d._new(d._data.contiguous())
 
     def _forward_value(self) -> "Tensor":
         return self
@@ -255,11 +259,7 @@ class Tensor(Variable):
         shape = self._data.shape
         if g._data.shape == shape:
             return g
-        try:
-            fits = shape_broadcast(shape, g.shape) == g.shape
-        except RuntimeError:
-            fits = False
-        if not fits:
+        if not broadcasts_to(shape, g.shape):
             raise RuntimeError(
                 f"Function {fn_name} returned an invalid gradient at index {index} - got {list(g.shape)} "
                 f"but expected shape compatible with {list(shape)}"
@@ -277,11 +277,7 @@ class Tensor(Variable):
         shape = self._data.shape
         if t._data.shape == shape:
             return t
-        try:
-            fits = shape_broadcast(t.shape, shape) == shape
-        except RuntimeError:
-            fits = False
-        if not fits:
+        if not broadcasts_to(t.shape, shape):
             raise RuntimeError(
                 f"Function {fn_name} returned an invalid tangent at index {index} - got {list(t.shape)} "
                 f"but expected shape {list(shape)} (or one that broadcasts to it)"
@@ -313,7 +309,7 @@ class Tensor(Variable):
         self._data.version.value += 1
 
     def _alias(self) -> "Tensor":
-        return Tensor(self._data, self.backend)
+        return self._new(self._data)
 
     def _describe(self) -> str:
         return f"Tensor of shape {self.shape}"
@@ -350,74 +346,74 @@ class Tensor(Variable):
         if isinstance(x, Tensor):
             return x
         if isinstance(x, numbers.Real):
-            return Tensor(TensorData.filled((), float(x)), self.backend)
+            return self._new(TensorData.filled((), float(x)))
         raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")
 
     def __add__(self, b: Any) -> "Tensor":
-        return F.Add.apply(self, self._lift(b))
+        return ops.Add.apply(self, self._lift(b))
 
     def __radd__(self, b: Any) -> "Tensor":
-        return F.Add.apply(self._lift(b), self)
+        return ops.Add.apply(self._lift(b), self)
 
     def __sub__(self, b: Any) -> "Tensor":
-        return F.Sub.apply(self, self._lift(b))
+        return ops.Sub.apply(self, self._lift(b))
 
     def __rsub__(self, b: Any) -> "Tensor":
-        return F.Sub.apply(self._lift(b), self)
+        return ops.Sub.apply(self._lift(b), self)
 
     def __mul__(self, b: Any) -> "Tensor":
-        return F.Mul.apply(self, self._lift(b))
+        return ops.Mul.apply(self, self._lift(b))
 
     def __rmul__(self, b: Any) -> "Tensor":
-        return F.Mul.apply(self._lift(b), self)
+        return ops.Mul.apply(self._lift(b), self)
 
     def __truediv__(self, b: Any) -> "Tensor":
-        return F.Div.apply(self, self._lift(b))
+        return ops.Div.apply(self, self._lift(b))
 
     def __rtruediv__(self, b: Any) -> "Tensor":
-        return F.Div.apply(self._lift(b), self)
+        return ops.Div.apply(self._lift(b), self)
 
     def __pow__(self, b: Any) -> "Tensor":
-        return F.Pow.apply(self, self._lift(b))
+        return ops.Pow.apply(self, self._lift(b))
 
     def __rpow__(self, b: Any) -> "Tensor":
-        return F.Pow.apply(self._lift(b), self)
+        return ops.Pow.apply(self._lift(b), self)
 
     def __matmul__(self, b: "Tensor") -> "Tensor":
         if not isinstance(b, Tensor):
             raise TypeError(f"matmul needs two tensors, got Tensor @ {type(b).__name__}")
-        return F.MatMul.apply(self, b)
+        return ops.MatMul.apply(self, b)
 
     def __rmatmul__(self, b: Any) -> "Tensor":
         raise TypeError(f"matmul needs two tensors, got {type(b).__name__} @ Tensor")
 
     def __neg__(self) -> "Tensor":
-        return F.Neg.apply(self)
+        return ops.Neg.apply(self)
 
     def __lt__(self, b: Any) -> "Tensor":
-        return F.LT.apply(self, self._lift(b))
+        return ops.LT.apply(self, self._lift(b))
 
     def __gt__(self, b: Any) -> "Tensor":
-        return F.GT.apply(self, self._lift(b))
+        return ops.GT.apply(self, self._lift(b))
 
     def __le__(self, b: Any) -> "Tensor":
-        return 1.0 - F.GT.apply(self, self._lift(b))
+        return 1.0 - ops.GT.apply(self, self._lift(b))
 
     def __ge__(self, b: Any) -> "Tensor":
-        return 1.0 - F.LT.apply(self, self._lift(b))
+        return 1.0 - ops.LT.apply(self, self._lift(b))
 
     def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return F.EQ.apply(self, self._lift(b))
+        return ops.EQ.apply(self, self._lift(b))
 
     def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return 1.0 - F.EQ.apply(self, self._lift(b))
+        return 1.0 - ops.EQ.apply(self, self._lift(b))
 
     def __getitem__(self, key: Any) -> "Tensor":
-        return F.Index.apply(self, key)
+        return ops.Index.apply(self, key)
 
     # -- in-place operations (module 5): each returns self, changed, and bumps its version ------
 
@@ -453,35 +449,35 @@ class Tensor(Variable):
 
     def exp(self) -> "Tensor":
         """e ** self, elementwise."""
-        return F.Exp.apply(self)
+        return ops.Exp.apply(self)
 
     def log(self) -> "Tensor":
         """Natural logarithm, elementwise (-inf at 0, as PyTorch)."""
-        return F.Log.apply(self)
+        return ops.Log.apply(self)
 
     def sigmoid(self) -> "Tensor":
         """1 / (1 + e ** -self), elementwise."""
-        return F.Sigmoid.apply(self)
+        return ops.Sigmoid.apply(self)
 
     def relu(self) -> "Tensor":
         """max(self, 0), elementwise."""
-        return F.ReLU.apply(self)
+        return ops.ReLU.apply(self)
 
     def tanh(self) -> "Tensor":
         """Hyperbolic tangent, elementwise."""
-        return F.Tanh.apply(self)
+        return ops.Tanh.apply(self)
 
     def sqrt(self) -> "Tensor":
         """Square root, elementwise."""
-        return F.Sqrt.apply(self)
+        return ops.Sqrt.apply(self)
 
     def abs(self) -> "Tensor":
         """|self|, elementwise."""
-        return F.Abs.apply(self)
+        return ops.Abs.apply(self)
 
     def is_close(self, b: Any) -> "Tensor":
         """1.0 where |self - b| < 1e-2, else 0.0 (no gradient)."""
-        return F.IsClose.apply(self, self._lift(b))
+        return ops.IsClose.apply(self, self._lift(b))
 
     # -- reductions -----------------------------------------------------------------------------
 
@@ -495,12 +491,12 @@ class Tensor(Variable):
     def _drop(self, t: "Tensor", dims: Tuple[int, ...]) -> "Tensor":
         """t without the size-1 dimensions ``dims`` that a keepdim reduction left."""
         for d in reversed(dims):
-            t = F.Squeeze.apply(t, d)
+            t = ops.Squeeze.apply(t, d)
         return t
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The sum over ``dim`` (an int, a tuple, or None for all dimensions)."""
-        return F.Sum.apply(self, self._dims(dim), keepdim)
+        return ops.Sum.apply(self, self._dims(dim), keepdim)
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The mean over ``dim`` (an int, a tuple, or None for all dimensions)."""
@@ -514,10 +510,10 @@ class Tensor(Variable):
         Indices are float tensors (torchlight holds float64 only) and have no gradient.
         """
         if dim is None:
-            return F.Max.apply(self)
+            return ops.Max.apply(self)
         if not self.dims:
             return MaxResult(self.clone(), self.new_zeros(()))
-        return MaxResult(*F.Max.apply(self, normalize_dim(dim, self.dims), keepdim))
+        return MaxResult(*ops.MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim))
 
     def all(self, dim: Optional[int] = None) -> "Tensor":
         """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
@@ -533,18 +529,23 @@ class Tensor(Variable):
         """A view with dimensions reordered: dimension i of the result is ``order[i]`` of self."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        return F.Permute.apply(self, order)
+        return ops.Permute.apply(self, order)
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with two dimensions swapped."""
         order = list(range(self.dims))
         dim0, dim1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        return F.Permute.apply(self, tuple(order))
+        return ops.Permute.apply(self, tuple(order))
+
+    @property
+    def T(self) -> "Tensor":
+        """A view with the dimensions in reverse order: a matrix's transpose (as PyTorch's ``.T``)."""
+        return ops.Permute.apply(self, tuple(range(self.dims - 1, -1, -1)))
 
     def view(self, *shape: int) -> "Tensor":
         """A view with a new shape (one entry may be -1); self must be contiguous."""
-        return F.View.apply(self, _shape_arg(shape))
+        return ops.View.apply(self, _shape_arg(shape))
 
     def reshape(self, *shape: int) -> "Tensor":
         """A tensor with a new shape: a view when possible, else a copy."""
@@ -556,15 +557,15 @@ class Tensor(Variable):
 
     def contiguous(self) -> "Tensor":
         """Self if contiguous, else a contiguous copy."""
-        return self if self._data.is_contiguous() else F.Copy.apply(self)
+        return self if self._data.is_contiguous() else ops.Copy.apply(self)
 
     def clone(self) -> "Tensor":
         """A copy in new storage (differentiable)."""
-        return F.Copy.apply(self)
+        return ops.Copy.apply(self)
 
     def expand(self, *shape: int) -> "Tensor":
         """A view repeating dimensions of size 1 to ``shape`` (-1 keeps a size), without copying."""
-        return F.BroadcastView.apply(self, _shape_arg(shape))
+        return ops.BroadcastView.apply(self, _shape_arg(shape))
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         """``self.expand(other.shape)``"""
@@ -572,7 +573,7 @@ class Tensor(Variable):
 
     def unsqueeze(self, dim: int) -> "Tensor":
         """A view with a dimension of size 1 inserted at ``dim``."""
-        return F.Unsqueeze.apply(self, dim)
+        return ops.Unsqueeze.apply(self, dim)
 
     def squeeze(self, dim: Optional[int] = None) -> "Tensor":
         """A view without dimension ``dim`` if its size is 1 (without every size-1 dim if None)."""
@@ -580,11 +581,11 @@ class Tensor(Variable):
             dims = tuple(d for d, n in enumerate(self.shape) if n == 1)
             return self._drop(self, dims) if dims else self
         dim = normalize_dim(dim, self.dims)
-        return F.Squeeze.apply(self, dim) if self.shape[dim] == 1 else self
+        return ops.Squeeze.apply(self, dim) if self.shape[dim] == 1 else self
 
     def gather(self, dim: int, index: "Tensor") -> "Tensor":
         """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
-        return F.Gather.apply(self, dim, index)
+        return ops.Gather.apply(self, dim, index)
 
 
 def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
@@ -593,7 +594,7 @@ def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
     dims = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1
     )
-    return F.View.apply(F.Sum.apply(g, dims, True), shape)
+    return ops.View.apply(ops.Sum.apply(g, dims, True), shape)
 
 
 # -- creation -----------------------------------------------------------------------------------
@@ -608,8 +609,7 @@ def tensor(data: Any, backend: BackendLike = None, requires_grad: bool = False) 
             array = np.array(data, dtype=np.float64)
         except (ValueError, TypeError):
             raise ValueError(_explain_bad_data(data)) from None
-    t = Tensor(TensorData(array.reshape(-1), array.shape), backend)
-    return t.requires_grad_(requires_grad)
+    return Tensor.from_numpy(array, backend).requires_grad_(requires_grad)
 
 
 def _explain_bad_data(data: Any, dim: int = 0) -> str:
@@ -641,11 +641,7 @@ def zeros(*shape: int, backend: BackendLike = None, requires_grad: bool = False)
 
 def ones(*shape: int, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    shape = _shape_arg(shape)
-    return Tensor(TensorData(np.ones(prod(shape)), shape), backend).requires_grad_(requires_grad)
-
-
-_rng = np.random.default_rng()
+    return Tensor(TensorData.filled(_shape_arg(shape), 1.0), backend).requires_grad_(requires_grad)
 
 
 def rand(
@@ -655,7 +651,7 @@ def rand(
     seed: Optional[int] = None,
     generator: Optional[np.random.Generator] = None,
 ) -> Tensor:
-    """Uniform random values in [0, 1): reproducible with ``seed`` or a numpy ``generator``."""
-    shape = _shape_arg(shape)
-    rng = generator if generator is not None else (_rng if seed is None else np.random.default_rng(seed))
-    return Tensor(TensorData(rng.random(prod(shape)), shape), backend).requires_grad_(requires_grad)
+    """Uniform random values in [0, 1), drawn from torchlight's generator (``torchlight.manual_seed``),
+    or from ``generator`` (a numpy Generator), or from a new one seeded with ``seed``."""
+    rng = random.generator(seed, generator)
+    return Tensor.from_numpy(rng.random(_shape_arg(shape)), backend).requires_grad_(requires_grad)

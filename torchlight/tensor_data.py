@@ -12,12 +12,13 @@ from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .backends.indexing import broadcast_index, index_to_position, to_index
+from .indexing import broadcast_index, index_to_position, to_index
 
 __all__ = [
     "IndexingError",
     "TensorData",
     "broadcast_index",
+    "broadcasts_to",
     "index_to_position",
     "shape_broadcast",
     "strides_from_shape",
@@ -88,6 +89,16 @@ def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
                 f"of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
             )
     return tuple(out)
+
+
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """True when a tensor of ``shape`` broadcasts to ``target`` unchanged: ``expand(target)`` would work."""
+    shape, target = tuple(shape), tuple(target)
+    if shape == target:
+        return True
+    if len(shape) > len(target):
+        return False
+    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
 
 
 def normalize_dim(dim: int, dims: int) -> int:

@@ -13,8 +13,8 @@ import numpy as np
 
 import torchlight
 from torchlight import scalar
-from torchlight.autograd import functions as F
-from torchlight.autograd import inplace as I
+from torchlight import ops as F
+from torchlight.ops import inplace as I
 
 
 @dataclass
@@ -138,7 +138,7 @@ CASES = [
 # The Functions that CASES exercise, so that a test can check that none is left out.
 COVERED = {
     F.Neg, F.Add, F.Sub, F.Mul, F.Div, F.Pow, F.Inv, F.InvBack, F.Log, F.LogBack, F.Exp, F.Sigmoid,
-    F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.View, F.Permute,
+    F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.MaxDim, F.View, F.Permute,
     F.BroadcastView, F.Unsqueeze, F.Squeeze, F.Index, F.IndexBack, F.Copy, F.To, F.Gather,
     I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem,
 }

@@ -24,9 +24,8 @@ Everything about shapes (broadcasting, checking, batching for matmul) happens he
 
 from typing import Any, Callable, Optional
 
-
 from .. import scalar
-from .. import tensor_data as td_mod  # imported as a module: tensor_data itself imports this package
+from ..tensor_data import TensorData, broadcasts_to, normalize_dim, prod, shape_broadcast, strides_from_shape
 
 
 class TensorBackend:
@@ -75,7 +74,7 @@ class TensorBackend:
             if out is None:
                 if a.backend is not self:
                     self._check(name, a)
-                out = type(a)(td_mod.TensorData._empty(a._data.shape), self)
+                out = a._new(TensorData._empty(a._data.shape), self)
             else:
                 self._check(name, a, out)
                 _check_broadcasts_to(a.shape, out.shape, name)
@@ -97,9 +96,9 @@ class TensorBackend:
             if a.backend is not self or b.backend is not self:
                 self._check(name, a, b)
             ad, bd = a._data, b._data
-            shape = ad.shape if ad.shape == bd.shape else td_mod.shape_broadcast(ad.shape, bd.shape)
+            shape = ad.shape if ad.shape == bd.shape else shape_broadcast(ad.shape, bd.shape)
             if out is None:
-                out = type(a)(td_mod.TensorData._empty(shape), self)
+                out = a._new(TensorData._empty(shape), self)
             else:
                 self._check(name, out)
                 _check_broadcasts_to(shape, out.shape, name)
@@ -121,15 +120,15 @@ class TensorBackend:
         def op(a, dim):
             self._check(name, a)
             data = a._data
-            dim = td_mod.normalize_dim(dim, data.dims)
+            dim = normalize_dim(dim, data.dims)
             if data.dims == 0:  # a 0-d tensor reduces as a tensor of shape (1,)
                 data = data.view(1)
             shape = data.shape[:dim] + (1,) + data.shape[dim + 1 :]
-            out = td_mod.TensorData.filled(shape, start)
+            out = TensorData.filled(shape, start)
             kernel(*out.kernel_args(), *data.kernel_args(), dim, start)
             if a._data.dims == 0:
                 out = out.view(())
-            return type(a)(out, self)
+            return a._new(out, self)
 
         self._ops[("reduce", fn, start)] = op
         return op
@@ -154,22 +153,22 @@ class TensorBackend:
             )
         a_batch, b_batch = ad.shape[:-2], bd.shape[:-2]
         try:
-            batch = a_batch if a_batch == b_batch else td_mod.shape_broadcast(a_batch, b_batch)
+            batch = a_batch if a_batch == b_batch else shape_broadcast(a_batch, b_batch)
         except RuntimeError:
             raise RuntimeError(
                 f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be broadcast together"
             ) from None
-        nb = td_mod.prod(batch)
-        out = td_mod.TensorData.zeros((nb, n, m))
+        nb = prod(batch)
+        out = TensorData.zeros((nb, n, m))
         self._matmul(*out.kernel_args(), *self._as_3d(ad, batch).kernel_args(), *self._as_3d(bd, batch).kernel_args())
         shape = batch + ((n,) if a_dims > 1 else ()) + ((m,) if b_dims > 1 else ())
-        return type(a)(out if shape == out.shape else out._view(shape, td_mod.strides_from_shape(shape)), self)
+        return a._new(out if shape == out.shape else out._view(shape, strides_from_shape(shape)), self)
 
-    def _as_3d(self, data: "td_mod.TensorData", batch: tuple) -> "td_mod.TensorData":
+    def _as_3d(self, data: TensorData, batch: tuple) -> TensorData:
         """``data`` (..., r, c) as a 3-D view (batch, r, c), copying only if its strides demand it."""
         r, c = data.shape[-2:]
         rs, cs = data.strides[-2:]
-        if td_mod.prod(data.shape[:-2]) == 1:  # one matrix for the whole batch: a batch of 1 broadcasts
+        if prod(data.shape[:-2]) == 1:  # one matrix for the whole batch: a batch of 1 broadcasts
             return data._view((1, r, c), (0, rs, cs))
         data = data.expand(batch + (r, c))
         stride = _merged_stride(data.shape[:-2], data.strides[:-2])
@@ -177,10 +176,10 @@ class TensorBackend:
             data = self._copy(data)
             rs, cs = data.strides[-2:]
             stride = r * c
-        return data._view((td_mod.prod(batch), r, c), (stride, rs, cs))
+        return data._view((prod(batch), r, c), (stride, rs, cs))
 
-    def _copy(self, data: "td_mod.TensorData") -> "td_mod.TensorData":
-        out = td_mod.TensorData.empty(data.shape)
+    def _copy(self, data: TensorData) -> TensorData:
+        out = TensorData.empty(data.shape)
         self._kernel("map_kernel", scalar.id)(*out.kernel_args(), *data.kernel_args())
         return out
 
@@ -195,5 +194,5 @@ def _merged_stride(shape: tuple, strides: tuple) -> Optional[int]:
 
 
 def _check_broadcasts_to(shape: tuple, target: tuple, op: str) -> None:
-    if shape != target and td_mod.shape_broadcast(shape, target) != tuple(target):
+    if not broadcasts_to(shape, target):
         raise RuntimeError(f"{op}: the result of shape {tuple(shape)} does not fit out= of shape {tuple(target)}")

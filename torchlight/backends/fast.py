@@ -1,7 +1,8 @@
 """Module 3: the fast backend, the simple backend's kernels compiled by numba and run in parallel.
 
-It computes exactly what ``simple.py`` computes, with the same index arithmetic (``indexing.py``,
-compiled here by numba rather than copied), but three things make it fast:
+It computes exactly what ``simple.py`` computes, with the same index arithmetic
+(``torchlight/indexing.py``, compiled here by numba rather than copied), but three things make it
+fast:
 
 1. Compilation. ``fn`` (a ``torchlight.scalar`` function) is compiled into the kernel's loop, so
    the loop runs as machine code with no Python object and no function call per element.
@@ -33,7 +34,8 @@ from numba import njit, prange, types, uint64
 from numba.extending import register_jitable
 
 from .. import scalar
-from . import fast_cache, fast_parallel, indexing
+from .. import indexing
+from . import fast_cache, fast_parallel
 from .base import TensorBackend
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
 

@@ -1,43 +1,6 @@
-"""Module 2: index arithmetic, the one copy that every backend's kernels share.
+"""The index arithmetic now lives beside tensor_data, in ``torchlight/indexing.py``; this name is kept
+so that older imports (``from torchlight.backends import indexing``) still work."""
 
-A tensor's elements live in a flat 1-D storage. An element's multidimensional index
-``(i0, i1, ...)`` sits at position ``i0 * strides[0] + i1 * strides[1] + ...`` of that storage.
+from ..indexing import broadcast_index, index_to_position, to_index
 
-These functions are plain Python loops over integer arrays, with no Python objects, so that the
-``fast`` and ``cuda`` backends compile them unchanged with numba. They run on int64 numpy arrays
-inside kernels (and on lists or tuples in the simple backend and at the Python level). They write
-into ``out_index`` instead of returning a new index, so a kernel allocates its index buffers once.
-"""
-
-
-def index_to_position(index, strides):
-    """The storage position of the element at ``index``: the dot product of index and strides."""
-    position = 0
-    for i in range(len(strides)):
-        position += index[i] * strides[i]
-    return position
-
-
-def to_index(ordinal, shape, out_index):
-    """Fill ``out_index`` with the index of the ``ordinal``-th element of ``shape`` in row-major order.
-
-    Row-major ("C") order counts the last dimension fastest: for shape (2, 3) ordinal 4 is (1, 1).
-    """
-    rest = ordinal
-    for i in range(len(shape) - 1, -1, -1):
-        out_index[i] = rest % shape[i]
-        rest = rest // shape[i]
-
-
-def broadcast_index(big_index, big_shape, shape, out_index):
-    """Fill ``out_index`` with the index into ``shape`` that broadcasting maps ``big_index`` to.
-
-    ``shape`` broadcasts to ``big_shape``: it is aligned with the trailing dimensions of
-    ``big_shape``, and each of its dimensions of size 1 is read at index 0 whatever the big index.
-    """
-    extra = len(big_shape) - len(shape)
-    for i in range(len(shape)):
-        if shape[i] == 1:
-            out_index[i] = 0
-        else:
-            out_index[i] = big_index[extra + i]
+__all__ = ["broadcast_index", "index_to_position", "to_index"]

@@ -1,16 +1,16 @@
 """Module 2: the simple backend, a kernel set in plain Python loops: the executable specification.
 
 Each kernel walks every element of ``out`` by its ordinal, turns the ordinal into an index, maps
-that index to each input (broadcasting) and reads and writes through the strides. The ``fast`` and
-``cuda`` backends compute the same thing with the same index arithmetic (``indexing.py``), only
-compiled and in parallel; the tests hold them to this one.
+that index to each input (broadcasting) and reads and writes through the strides. The ``fast``
+backend computes the same thing with the same index arithmetic (``torchlight/indexing.py``), only
+compiled and in parallel; the tests hold it to this one.
 """
 
 from typing import Callable
 
 import numpy as np
 
-from .indexing import broadcast_index, index_to_position, to_index
+from ..indexing import broadcast_index, index_to_position, to_index
 
 
 def _size(shape) -> int:

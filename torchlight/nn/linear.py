@@ -1,7 +1,8 @@
 """Module 2: Linear, the fully connected layer ``y = x @ weight.T + bias``.
 
 The first layer built from tensors: one matrix multiplication replaces the ``in * out`` Scalar
-multiplications of module 1's ``ScalarLinear``.
+multiplications of module 1's ``ScalarLinear``. Module 3 makes it faster with one fused Function
+(``ops/fused.py``) that computes the same values and gradients (``Linear.fused``).
 """
 
 import math
@@ -10,8 +11,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from ..autograd import functions as F
+from .. import random
 from ..backends import TensorBackend
+from ..ops import fused
 from ..tensor import Tensor, tensor
 from .module import Module, Parameter
 
@@ -22,10 +24,14 @@ class Linear(Module):
     """Applies ``x @ weight.T + bias`` to the last dimension of ``x`` (as ``torch.nn.Linear``).
 
     ``weight`` has shape ``(out_features, in_features)`` and ``bias`` ``(out_features,)``; both
-    start uniform in ``(-1/sqrt(in_features), 1/sqrt(in_features))``, PyTorch's default. The
-    draw is reproducible: pass ``seed``, or a numpy ``generator`` shared by several layers so that
-    each gets different values.
+    start uniform in ``(-1/sqrt(in_features), 1/sqrt(in_features))``, PyTorch's default. They are
+    drawn from torchlight's generator (``torchlight.manual_seed``), or from a numpy ``generator``
+    (shared by several layers, each gets different values), or from a new one seeded with ``seed``.
     """
+
+    # Module 3: forward runs the fused Function (the same values and gradients, half the
+    # operations). Set it to False for the composed version, as module 2 writes it.
+    fused = True
 
     def __init__(
         self,
@@ -42,7 +48,7 @@ class Linear(Module):
                 raise ValueError(f"Linear(in_features, out_features): {name} must be a positive int, got {n!r}")
         if seed is not None and generator is not None:
             raise ValueError("Linear: pass seed or generator, not both")
-        rng = generator if generator is not None else np.random.default_rng(seed)
+        rng = random.generator(seed, generator)
         self.in_features, self.out_features = int(in_features), int(out_features)
         bound = 1.0 / math.sqrt(in_features)
         self.weight = Parameter(tensor(rng.uniform(-bound, bound, (out_features, in_features)), backend=backend))
@@ -53,6 +59,14 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """``x`` of shape ``(..., in_features)`` to ``(..., out_features)``."""
+        self._check_input(x)
+        weight, bias = self.weight.value, None if self.bias is None else self.bias.value
+        if self.fused:  # module 3's speed-up: the same map as one Function (ops/fused.py)
+            return fused.Linear.apply(x, weight, bias)
+        y = x @ weight.T
+        return y if bias is None else y + bias
+
+    def _check_input(self, x: Tensor) -> None:
         if not isinstance(x, Tensor):
             raise TypeError(f"Linear expects a Tensor input, got {type(x).__name__}; make one with torchlight.tensor(...)")
         if x.dims == 0 or x.shape[-1] != self.in_features:
@@ -60,7 +74,6 @@ class Linear(Module):
                 f"Linear(in_features={self.in_features}, out_features={self.out_features}) got an input of "
                 f"shape {x.shape}: its last dimension must be {self.in_features}"
             )
-        return F.Linear.apply(x, self.weight.value, None if self.bias is None else self.bias.value)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -1,0 +1,94 @@
+"""The tensor operations: each a Function (``torchlight.autograd``) with a short forward, written
+with the backend's primitives, and a backward written in tensor operations.
+
+This package sits above the engine (``autograd``) and the storage (``tensor_data``, ``backends``);
+``Tensor``'s methods call into it. One file per kind of operation, each naming its course module:
+
+- ``elementwise.py`` (module 2): map and zip of scalar functions: add, mul, exp, relu, ...; and
+  ``sub``, ``div``, ``tanh`` composed of them.
+- ``reductions.py`` (module 2): sum and max.
+- ``movement.py`` (module 2): views (view, permute, expand, squeeze, indexing) and copies.
+- ``matmul.py`` (module 2): the matrix product.
+- ``fused.py`` (module 3): Sub, Div, Tanh and Linear as single Functions, for speed.
+- ``inplace.py`` (module 5): add_, mul_, fill_, ``t[key] = value``, ...
+
+docs/adding_an_operation.md says how to add one.
+"""
+
+from .elementwise import (
+    EQ,
+    GT,
+    LT,
+    Abs,
+    Add,
+    Exp,
+    Inv,
+    InvBack,
+    IsClose,
+    Log,
+    LogBack,
+    Map,
+    Mul,
+    Neg,
+    Pow,
+    ReLU,
+    ReluBack,
+    Sigmoid,
+    Sqrt,
+    div,
+    sub,
+    tanh,
+)
+from .fused import Div, Linear, Sub, Tanh
+from .inplace import AddInplace, DivInplace, Fill, MulInplace, SetItem
+from .matmul import MatMul
+from .movement import BroadcastView, Copy, Gather, Index, IndexBack, Permute, Squeeze, To, Unsqueeze, View
+from .reductions import Max, MaxDim, Sum
+
+__all__ = [
+    "Abs",
+    "Add",
+    "AddInplace",
+    "BroadcastView",
+    "Copy",
+    "Div",
+    "DivInplace",
+    "EQ",
+    "Exp",
+    "Fill",
+    "GT",
+    "Gather",
+    "Index",
+    "IndexBack",
+    "Inv",
+    "InvBack",
+    "IsClose",
+    "LT",
+    "Linear",
+    "Log",
+    "LogBack",
+    "Map",
+    "MatMul",
+    "Max",
+    "MaxDim",
+    "Mul",
+    "MulInplace",
+    "Neg",
+    "Permute",
+    "Pow",
+    "ReLU",
+    "ReluBack",
+    "SetItem",
+    "Sigmoid",
+    "Sqrt",
+    "Squeeze",
+    "Sub",
+    "Sum",
+    "Tanh",
+    "To",
+    "Unsqueeze",
+    "View",
+    "div",
+    "sub",
+    "tanh",
+]

@@ -1,0 +1,251 @@
+"""Module 2: movement operations: views that share storage (view, permute, expand, squeeze,
+indexing), and copies (contiguous, to another backend, gather).
+
+A view's forward changes only shape, strides and offset (``TensorData``); its backward moves the
+gradient back the opposite way (permute by the inverse order, unsqueeze what was squeezed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Tuple
+
+import numpy as np
+
+from .. import scalar as op
+from ..autograd.function_api import Context, Function
+from ..tensor_data import IndexingError, Shape, TensorData, normalize_dim
+from .elementwise import _Unary
+from .reductions import arange_along
+
+if TYPE_CHECKING:
+    from ..backends import TensorBackend
+    from ..tensor import Tensor
+
+__all__ = ["BroadcastView", "Copy", "Gather", "Index", "IndexBack", "Permute", "Squeeze", "To", "Unsqueeze", "View"]
+
+
+class View(Function):
+    """The same elements with a new shape (the input must be contiguous)."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: Shape) -> Tensor:
+        ctx.shape, ctx.new_shape = a.shape, shape
+        return a._new(a._data.view(shape))
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return g.contiguous().view(ctx.shape), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_shape: None = None) -> Tensor:
+        return View.apply(t.contiguous(), ctx.new_shape)
+
+
+class Permute(Function):
+    """The dimensions reordered: dimension i of the result is ``order[i]`` of a."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, order: Tuple[int, ...]) -> Tensor:
+        data = a._data.permute(*order)
+        ctx.order = tuple(normalize_dim(d, a.dims) for d in order)
+        return a._new(data)
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        inverse = [0] * len(ctx.order)
+        for i, d in enumerate(ctx.order):
+            inverse[d] = i
+        return g.permute(*inverse), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_order: None = None) -> Tensor:
+        return t.permute(*ctx.order)
+
+
+class BroadcastView(Function):
+    """a broadcast to ``shape`` without copying (stride 0 along repeated dimensions)."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: Shape) -> Tensor:
+        return a._new(a._data.expand(shape))
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return g, None  # the engine sums g down to a's shape
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_shape: None = None) -> Tensor:
+        return t  # the engine expands t to the output's shape
+
+
+class Unsqueeze(Function):
+    """A new dimension of size 1 at ``dim``."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        ctx.dim = normalize_dim(dim, a.dims + 1)
+        return a._new(a._data.unsqueeze(dim))
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return Squeeze.apply(g, ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_dim: None = None) -> Tensor:
+        return Unsqueeze.apply(t, ctx.dim)
+
+
+class Squeeze(Function):
+    """Dimension ``dim`` (of size 1) removed."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        ctx.dim = normalize_dim(dim, a.dims)
+        return a._new(a._data.squeeze(dim))
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return Unsqueeze.apply(g, ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_dim: None = None) -> Tensor:
+        return Squeeze.apply(t, ctx.dim)
+
+
+class Index(Function):
+    """``a[key]`` for integers, slices, ``None`` and ``...``: a view of a."""
+
+    returns_view = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, key: Any) -> Tensor:
+        ctx.shape = a.shape
+        ctx.key = key
+        return a._new(a._data.getitem(key))
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return IndexBack.apply(g, ctx.shape, ctx.key), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_key: None = None) -> Tensor:
+        return Index.apply(t, ctx.key)
+
+
+class IndexBack(Function):
+    """Zeros of ``shape`` with g written into ``[key]``: Index's backward, differentiable in turn."""
+
+    @staticmethod
+    def forward(ctx: Context, g: Tensor, shape: Shape, key: Any) -> Tensor:
+        ctx.shape, ctx.key = shape, key
+        out = g._new(TensorData.zeros(shape))
+        window = g._new(out._data.getitem(key))
+        g.backend.map(op.id)(g, out=window)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, gg: Tensor) -> Tuple[Tensor, None, None]:
+        return Index.apply(gg, ctx.key), None, None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_shape: None = None, t_key: None = None) -> Tensor:
+        return IndexBack.apply(t, ctx.shape, ctx.key)
+
+
+class Copy(_Unary):
+    """A contiguous copy in new storage (``clone``, ``contiguous``)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        return a.backend.map(op.id)(a)
+
+    @staticmethod
+    def derivative(ctx: Context, v: Tensor) -> Tensor:
+        return v
+
+
+class To(Function):
+    """The same values on another backend; the gradient goes back to the original one."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, backend: TensorBackend) -> Tensor:
+        ctx.source, ctx.target = a.backend, backend
+        return a._new(a._data.contiguous(), backend)
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        return g.to(ctx.source), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_backend: None = None) -> Tensor:
+        return t.to(ctx.target)
+
+
+class Gather(Function):
+    """``out[i][j][k] = a[i][index[i][j][k]][k]`` for dim 1 (likewise for other dims), as PyTorch.
+
+    Built from primitives: a one-hot encoding of ``index`` along a new last dimension, multiplied
+    with a and summed. Its backward scatters the gradient back through the same one-hot.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int, index: Tensor) -> Tensor:
+        dim = normalize_dim(dim, a.dims)
+        _check_gather(a, dim, index)
+        n = a.dims
+        # a restricted to index's size in every other dimension, its dim moved last: [..., 1, C]
+        key = tuple(slice(0, index.shape[d]) if d != dim else slice(None) for d in range(n))
+        order = [d for d in range(n) if d != dim] + [dim]
+        moved = a[key].permute(*order).unsqueeze(dim)
+        one_hot = index.unsqueeze(-1) == arange_along(a, dim).view(a.shape[dim])  # index.shape + (C,)
+        ctx.one_hot, ctx.dim, ctx.key, ctx.shape = one_hot, dim, key, a.shape
+        ctx.index = index
+        return (moved * one_hot).sum(-1)
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None, None]:
+        dim, n = ctx.dim, len(ctx.shape)
+        spread = (g.unsqueeze(-1) * ctx.one_hot).sum(dim)  # index's other dims..., C
+        back = list(range(n - 1))
+        back.insert(dim, n - 1)
+        grad = spread.permute(*back)
+        if grad.shape != ctx.shape:  # index was smaller than a in some other dimension
+            grad = IndexBack.apply(grad, ctx.shape, ctx.key)
+        return grad, None, None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_dim: None = None, t_index: None = None) -> Tensor:
+        return Gather.apply(t, ctx.dim, ctx.index)
+
+
+def _check_gather(a: Tensor, dim: int, index: Any) -> None:
+    if not hasattr(index, "_data"):
+        raise TypeError(f"gather(): index must be a Tensor of indices, got {type(index).__name__}")
+    if index.dims != a.dims:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor (index shape "
+            f"{index.shape}, input shape {a.shape})"
+        )
+    for d in range(a.dims):
+        if d != dim and index.shape[d] > a.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be smaller "
+                f"than self {list(a.shape)} apart from dimension {dim}"
+            )
+    values = index.to_numpy()
+    if values.size:
+        if np.any(values != np.round(values)):
+            raise RuntimeError("gather(): index must hold whole numbers (positions along dim)")
+        bad = values[(values < 0) | (values >= a.shape[dim])]
+        if bad.size:
+            raise IndexingError(f"index {int(bad[0])} is out of bounds for dimension {dim} with size {a.shape[dim]}")
