@@ -4,7 +4,7 @@ import numbers
 from typing import Any, Optional
 
 from .autograd import is_grad_enabled, scalar_functions as F
-from .autograd.function import History
+from .autograd.function_api import History
 from .autograd.graph import backpropagate
 from .autograd.variable import Variable
 

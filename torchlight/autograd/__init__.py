@@ -1,8 +1,10 @@
 """torchlight.autograd: the autodiff engine shared by Scalar and Tensor (reverse and forward mode)."""
 
-from .function import Context, Function, History, InplaceFunction, NestedIOFunction, once_differentiable
+from .engine import grad
+from .function_api import Context, Function, History, InplaceFunction, NestedIOFunction
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import backpropagate, grad, topological_sort
+from .graph import backpropagate, topological_sort
+from .once_differentiable import once_differentiable
 from .numeric import GradcheckError, central_difference, gradcheck, gradgradcheck
 from .variable import Variable
 from . import forward_ad, functional  # noqa: E402  (torchlight.autograd.forward_ad, .functional)

@@ -17,10 +17,10 @@ A tangent lives in the value's ``_fw`` slot (see ``Variable``), tagged with its 
 
 import itertools
 from collections import namedtuple
-from typing import Any, Optional
+from typing import Any, List, Optional, Tuple
 
-from .function import Function
-from .grad_mode import _Mode
+from .function_api import Function
+from .grad_mode import _Mode, _set_mode
 from .variable import Variable
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
@@ -34,8 +34,9 @@ def enter_dual_level() -> int:
     """Start a forward-AD level and return it (prefer ``with dual_level():``)."""
     if _Mode.dual_level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _Mode.dual_level = next(_levels)
-    return _Mode.dual_level
+    level = next(_levels)
+    _set_mode(_Mode.enabled, level)
+    return level
 
 
 def exit_dual_level(*, level: Optional[int] = None) -> None:
@@ -45,7 +46,7 @@ def exit_dual_level(*, level: Optional[int] = None) -> None:
             "Trying to exit a forward AD level that was not the last one created; exit the levels "
             "in the order they were entered"
         )
-    _Mode.dual_level = None
+    _set_mode(_Mode.enabled, None)
 
 
 class dual_level:
@@ -131,3 +132,36 @@ class _Primal(_MakeDual):
     @staticmethod
     def jvp(ctx, t):
         return None
+
+
+def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level: int) -> None:
+    """Give ``fn``'s outputs their tangents: its ``jvp`` of the inputs' tangents at ``level``."""
+    tangents = [a._tangent(level) if isinstance(a, Variable) else None for a in args]
+    if all(t is None for t in tangents):
+        return
+    if not fn._has_jvp:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward "
+            f"mode AD ({fn.__name__} got inputs with tangents but defines no jvp(ctx, *grad_inputs))."
+        )
+    # The tangents' own operations get no tangents (there is one level), but are recorded when
+    # the tangents require grad, so that they can be differentiated in reverse mode.
+    ctx._in_jvp = True
+    _set_mode(_Mode.enabled, None)
+    try:
+        result = fn.jvp(ctx, *tangents)
+    finally:
+        _set_mode(_Mode.enabled, level)
+        ctx._in_jvp = False
+    if not isinstance(result, tuple):
+        result = (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            f"function {fn.name}'s jvp returned an invalid number of forward gradients "
+            f"(expected {len(outputs)} but got {len(result)})"
+        )
+    nondiff = ctx._non_differentiable
+    for i, (w, t) in enumerate(zip(outputs, result)):
+        if isinstance(w, Variable):
+            absent = t is None or any(w is x for x in nondiff)
+            w._set_tangent(level, None if absent else w._match_tangent(t, fn.name, i))

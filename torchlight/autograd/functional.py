@@ -15,8 +15,8 @@ back in the same form as the function's output (a tensor, or a tuple).
 from typing import Any, Callable, List, Sequence, Tuple
 
 from . import forward_ad
-from .function import History
-from .graph import grad
+from .function_api import History
+from .engine import grad
 from .variable import Variable
 
 __all__ = ["jvp", "vjp", "hvp"]

@@ -1,154 +1,61 @@
-"""Module 1: ordering the graph and running the chain rule backwards through it."""
+"""Module 1: ordering the graph and running the chain rule backwards through it.
 
-from typing import Any, Dict, List, Optional, Sequence
+``backpropagate`` is the whole of reverse-mode AD: visit the graph from the output back to the
+leaves, so that each node is reached only once all of its uses have given it their gradient, and
+hand each node's gradient to its inputs with the chain rule. Module 5's ``engine.py`` extends it
+to several outputs at once, freeing saved values, and recording the backward pass itself.
+"""
 
-from .grad_mode import _Mode
+from typing import Any, List
+
+from .grad_mode import no_grad
 from .variable import Variable
 
 
 def topological_sort(variable: Variable) -> List[Variable]:
     """The non-constant variables that ``variable`` depends on, leaves first, root last, each once."""
-    return _sort([variable])
-
-
-def _sort(roots: Sequence[Variable]) -> List[Variable]:
-    # Iterative depth-first search with an explicit stack: a chain 10,000 ops deep must not
-    # hit Python's recursion limit. Postorder puts every node after all of its parents.
+    # HINT: a node's inputs in the graph are ``node.parents``; tell nodes apart by ``node.unique_id``.
+    # HINT: a chain 10,000 operations deep must not hit Python's recursion limit: keep your own stack.
+    # BEGIN SOLUTION 1.4
+    if variable.is_constant():
+        return []
+    # Depth-first, each node put in the order after all of its parents (postorder).
     order: List[Variable] = []
-    seen = set()
-    for root in roots:
-        if root.history is None or root.unique_id in seen:
-            continue
-        seen.add(root.unique_id)
-        stack = [(root, iter(root.parents))]
-        while stack:
-            node, parents = stack[-1]
-            for p in parents:
-                if p.unique_id not in seen:
-                    seen.add(p.unique_id)
-                    stack.append((p, iter(p.parents)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
+    seen = {variable.unique_id}
+    stack = [(variable, iter(variable.parents))]
+    while stack:
+        node, parents = stack[-1]
+        for p in parents:
+            if p.unique_id not in seen:
+                seen.add(p.unique_id)
+                stack.append((p, iter(p.parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
     return order
+    # END SOLUTION 1.4
 
 
-def backpropagate(variable: Variable, deriv: Any, retain_graph: bool = True, create_graph: bool = False) -> None:
+def backpropagate(variable: Variable, deriv: Any) -> None:
     """Accumulate d(variable)/d(leaf) * deriv into ``.grad`` of every non-constant leaf.
 
-    Calling it twice on the same graph adds the second result to the first, as PyTorch does with
-    ``retain_graph=True``. With ``retain_graph=False`` each Function's saved values are freed as
-    soon as its backward has run, so a second call raises.
+    Calling it twice on the same graph adds the second result to the first.
     """
-    run_backward([variable], [deriv], retain_graph=retain_graph, create_graph=create_graph)
-
-
-def run_backward(
-    roots: Sequence[Variable],
-    derivs: Sequence[Any],
-    retain_graph: bool,
-    create_graph: bool,
-    inputs: Optional[Sequence[Variable]] = None,
-) -> Optional[List[Any]]:
-    """The engine. With ``inputs``, return their gradients instead of accumulating into leaves."""
-    order = _sort(roots)
-    pending: Dict[int, Any] = {}
-    for root, d in zip(roots, derivs):
-        _add(pending, root.unique_id, d)
-    wanted = None if inputs is None else {v.unique_id for v in inputs}
-    found: Dict[int, Any] = {}
-
-    # A Function with several outputs runs its backward once, with all of their gradients, when
-    # the last of its outputs in the order has been reached (every output precedes the inputs).
-    outputs_left: Dict[int, int] = {}
-    for v in order:
-        h = v.history
-        if h.num_outputs > 1:
-            outputs_left[id(h)] = outputs_left.get(id(h), 0) + 1
-    slots: Dict[int, list] = {}
-
-    prev, _Mode.enabled = _Mode.enabled, create_graph
-    try:
-        for v in reversed(order):
-            d = pending.pop(v.unique_id, None)
-            if wanted is not None and v.unique_id in wanted:
-                found[v.unique_id] = d
-            h = v.history
-            if h.last_fn is None:
-                if d is not None and wanted is None:
-                    v.accumulate_derivative(d)
+    # HINT: keep a dict from unique_id to the gradient gathered so far; leaves get
+    # HINT: ``accumulate_derivative``, other nodes pass theirs on with ``chain_rule``.
+    # The backward pass's own operations are not recorded (module 5's engine can record them).
+    with no_grad():
+        # BEGIN SOLUTION 1.4
+        pending = {variable.unique_id: deriv}
+        for node in reversed(topological_sort(variable)):
+            d = pending.pop(node.unique_id, None)
+            if d is None:
                 continue
-            if h.num_outputs == 1:
-                if d is None:
-                    continue
-                grads = [d]
-            else:
-                key = id(h)
-                grads = slots.get(key)
-                if grads is None:
-                    grads = slots[key] = [None] * h.num_outputs
-                grads[v._output_nr] = d
-                outputs_left[key] -= 1
-                if outputs_left[key]:
-                    continue
-                del slots[key]
-                if all(g is None for g in grads):
-                    continue
-            for parent, pd in h.chain_rule(grads):
+            if node.history.last_fn is None:  # a leaf: made by the user, not by a Function
+                node.accumulate_derivative(d)
+                continue
+            for parent, d_parent in node.chain_rule(d):
                 key = parent.unique_id
-                old = pending.get(key)
-                pending[key] = pd if old is None else old + pd
-            if not retain_graph:
-                h.ctx._free()
-    finally:
-        _Mode.enabled = prev
-    if inputs is None:
-        return None
-    return [found.get(v.unique_id) for v in inputs]
-
-
-def _add(pending: Dict[int, Any], key: int, d: Any) -> None:
-    old = pending.get(key)
-    pending[key] = d if old is None else old + d
-
-
-def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph: Optional[bool] = None,
-    create_graph: bool = False,
-    allow_unused: bool = False,
-):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into .grad)."""
-    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    single = not isinstance(inputs, (list, tuple))
-    inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif not isinstance(grad_outputs, (list, tuple)):
-        grad_outputs = [grad_outputs]
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"grad requires one grad_output per output: got {len(grad_outputs)} for {len(outputs)} outputs"
-        )
-    for i, out in enumerate(outputs):
-        if not isinstance(out, Variable) or out.history is None:
-            raise RuntimeError(
-                f"element {i} of outputs does not require grad and does not have a grad_fn"
-            )
-    for i, inp in enumerate(inputs):
-        if not isinstance(inp, Variable) or inp.history is None:
-            raise RuntimeError(f"element {i} of inputs does not require grad (call requires_grad_() on it)")
-    derivs = [out._default_grad() if g is None else g for out, g in zip(outputs, grad_outputs)]
-    if retain_graph is None:
-        retain_graph = create_graph
-    result = run_backward(outputs, derivs, retain_graph, create_graph, inputs)
-    for i, g in enumerate(result):
-        if g is None and not allow_unused:
-            raise RuntimeError(
-                f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
-                "graph. Set allow_unused=True if this is the desired behavior."
-            )
-    return tuple(result)
+                pending[key] = d_parent if key not in pending else pending[key] + d_parent
+        # END SOLUTION 1.4

@@ -1,11 +1,15 @@
-"""Numerical derivatives: the yardstick every analytic gradient is checked against."""
+"""Modules 1 and 2: numerical derivatives, the yardstick every analytic gradient is checked against.
+
+``central_difference`` (module 1) differentiates a function of floats; ``gradcheck`` (module 2)
+compares a tensor function's whole backward (and, in module 5, its forward mode) with it.
+"""
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import forward_ad
-from .graph import grad
+from .engine import grad
 from .variable import Variable
 
 
@@ -13,11 +17,13 @@ def central_difference(f: Callable[..., Any], *vals: float, arg: int = 0, epsilo
     """(f(.., x+eps, ..) - f(.., x-eps, ..)) / (2 eps), the derivative of f in argument ``arg``."""
     if not 0 <= arg < len(vals):
         raise IndexError(f"central_difference: arg={arg} but f was given {len(vals)} values")
+    # BEGIN SOLUTION 1.1
     up = list(vals)
     down = list(vals)
     up[arg] = vals[arg] + epsilon
     down[arg] = vals[arg] - epsilon
     return float(_value(f(*up)) - _value(f(*down))) / (2.0 * epsilon)
+    # END SOLUTION 1.1
 
 
 def _value(x: Any) -> float:
@@ -49,107 +55,119 @@ def gradcheck(
     ``raise_exception=False``). Entries agree when ``|analytic - numeric| <= atol + rtol * |numeric|``.
     With ``check_forward_ad=True`` the Jacobian from forward-mode AD (``J @ u`` by jvp) is checked too.
     """
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    wrt = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.history is not None]
-    if not wrt:
-        raise ValueError("gradcheck expects at least one input tensor with requires_grad=True")
-    values = {i: inputs[i].to_numpy() for i in wrt}
-    outputs = _tensors(fn(*inputs))
-    n_out = sum(o.numel() for o in outputs)
-    n_in = sum(values[i].size for i in wrt)
+    f = _Checked(fn, inputs, eps)
+    if fast_mode is None:
+        fast_mode = f.n_out * f.n_in > 2000
+    if fast_mode:
+        message = _check_directions(f, atol, rtol, check_forward_ad, np.random.default_rng(seed))
+    else:
+        message = _check_jacobians(f, atol, rtol, check_forward_ad)
+    if message and raise_exception:
+        raise GradcheckError(message)
+    return not message
 
-    def evaluate(changed: Dict[int, np.ndarray]) -> np.ndarray:
-        # fn at inputs with some values replaced; the outputs flattened into one vector
+
+class _Checked:
+    """The function under check at its inputs: its outputs flattened into one vector, and three
+    ways to differentiate it (central differences, backward, forward mode)."""
+
+    def __init__(self, fn: Callable[..., Any], inputs: Any, eps: float):
+        self.fn, self.eps = fn, eps
+        self.inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+        self.wrt = [i for i, x in enumerate(self.inputs) if isinstance(x, Variable) and x.history is not None]
+        if not self.wrt:
+            raise ValueError("gradcheck expects at least one input tensor with requires_grad=True")
+        self.values = {i: self.inputs[i].to_numpy() for i in self.wrt}
+        self.outputs = _tensors(fn(*self.inputs))
+        self.n_out = sum(o.numel() for o in self.outputs)
+        self.n_in = sum(self.values[i].size for i in self.wrt)
+
+    def evaluate(self, changed: Dict[int, np.ndarray]) -> np.ndarray:
+        """fn with some inputs' values replaced; the outputs flattened into one vector."""
         args = [
             x.new_tensor(changed[i]).requires_grad_(x.requires_grad) if i in changed else x
-            for i, x in enumerate(inputs)
+            for i, x in enumerate(self.inputs)
         ]
-        outs = _tensors(fn(*args))
+        outs = _tensors(self.fn(*args))
         return np.concatenate([o.to_numpy().reshape(-1) for o in outs]) if outs else np.zeros(0)
 
-    def analytic(weights: np.ndarray) -> List[np.ndarray]:
-        # the gradient of (weights . outputs) with respect to each checked input
-        live = [(o, w) for o, w in zip(outputs, _split(weights, outputs)) if o.history is not None]
+    def numeric(self, direction: Dict[int, np.ndarray]) -> np.ndarray:
+        """(f(x + eps u) - f(x - eps u)) / 2 eps for the direction u given per checked input."""
+        hi = self.evaluate({i: self.values[i] + self.eps * u for i, u in direction.items()})
+        lo = self.evaluate({i: self.values[i] - self.eps * u for i, u in direction.items()})
+        return (hi - lo) / (2 * self.eps)
+
+    def backward(self, weights: np.ndarray) -> List[np.ndarray]:
+        """The gradient of (weights . outputs) with respect to each checked input, by backward."""
+        live = [(o, w) for o, w in zip(self.outputs, _split(weights, self.outputs)) if o.history is not None]
         if not live:
-            return [np.zeros_like(values[i]) for i in wrt]
+            return [np.zeros_like(self.values[i]) for i in self.wrt]
         grads = grad(
             [o for o, _ in live],
-            [inputs[i] for i in wrt],
+            [self.inputs[i] for i in self.wrt],
             grad_outputs=[o.new_tensor(w) for o, w in live],
             retain_graph=True,
             allow_unused=True,
         )
-        return [np.zeros_like(values[i]) if g is None else g.to_numpy() for i, g in zip(wrt, grads)]
+        return [np.zeros_like(self.values[i]) if g is None else g.to_numpy() for i, g in zip(self.wrt, grads)]
 
-    def forward_mode(tangents: Dict[int, np.ndarray]) -> np.ndarray:
-        # J @ u by forward-mode AD, u given per checked input; the outputs' tangents flattened
+    def forward_mode(self, direction: Dict[int, np.ndarray]) -> np.ndarray:
+        """J @ u by forward-mode AD, u given per checked input; the outputs' tangents flattened."""
         with forward_ad.dual_level():
             args = [
-                forward_ad.make_dual(x, x.new_tensor(tangents[i])) if i in tangents else x
-                for i, x in enumerate(inputs)
+                forward_ad.make_dual(x, x.new_tensor(direction[i])) if i in direction else x
+                for i, x in enumerate(self.inputs)
             ]
             parts = []
-            for o in _tensors(fn(*args)):
+            for o in _tensors(self.fn(*args)):
                 t = forward_ad.unpack_dual(o).tangent
                 parts.append(np.zeros(o.numel()) if t is None else t.to_numpy().reshape(-1))
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    if fast_mode is None:
-        fast_mode = n_out * n_in > 2000
-    if not fast_mode:
-        # numeric[i] and exact[i]: the Jacobian blocks (n_out, size of input i)
-        numeric = {i: np.zeros((n_out, values[i].size)) for i in wrt}
-        for i in wrt:
-            for j in range(values[i].size):
-                up, down = values[i].copy().reshape(-1), values[i].copy().reshape(-1)
-                up[j] += eps
-                down[j] -= eps
-                hi = evaluate({i: up.reshape(values[i].shape)})
-                lo = evaluate({i: down.reshape(values[i].shape)})
-                numeric[i][:, j] = (hi - lo) / (2 * eps)
-        exact = {i: np.zeros((n_out, values[i].size)) for i in wrt}
-        for k in range(n_out):
-            onehot = np.zeros(n_out)
-            onehot[k] = 1.0
-            for i, g in zip(wrt, analytic(onehot)):
-                exact[i][k, :] = g.reshape(-1)
-        for i in wrt:
-            message = _compare(exact[i], numeric[i], atol, rtol, f"with respect to input {i}")
-            if message:
-                return _fail(message, raise_exception)
-        if check_forward_ad:
-            for i in wrt:
-                columns = []
-                for j in range(values[i].size):
-                    onehot = np.zeros(values[i].size)
-                    onehot[j] = 1.0
-                    columns.append(forward_mode({i: onehot.reshape(values[i].shape)}))
-                forward = np.stack(columns, axis=1) if columns else np.zeros((n_out, 0))
-                message = _compare(forward, numeric[i], atol, rtol, f"of forward-mode AD with respect to input {i}")
-                if message:
-                    return _fail(message, raise_exception)
-        return True
+    def unit(self, i: int, j: int) -> Dict[int, np.ndarray]:
+        """The direction of the j-th element of input i."""
+        u = np.zeros(self.values[i].size)
+        u[j] = 1.0
+        return {i: u.reshape(self.values[i].shape)}
 
-    rng = np.random.default_rng(seed)
-    for trial in range(3):
-        v = rng.standard_normal(n_out)
-        u = {i: rng.standard_normal(values[i].shape) for i in wrt}
-        hi = evaluate({i: values[i] + eps * u[i] for i in wrt})
-        lo = evaluate({i: values[i] - eps * u[i] for i in wrt})
-        numeric_dir = float(v @ (hi - lo)) / (2 * eps)
-        exact_dir = float(sum(np.sum(g * u[i]) for i, g in zip(wrt, analytic(v))))
-        message = _compare(np.array([exact_dir]), np.array([numeric_dir]), atol, rtol, f"in random direction {trial}")
+
+def _check_jacobians(f: _Checked, atol: float, rtol: float, check_forward_ad: bool) -> str:
+    """Compare whole Jacobians, one block (outputs x elements of input i) per checked input."""
+    exact = {i: np.zeros((f.n_out, f.values[i].size)) for i in f.wrt}
+    for k in range(f.n_out):  # row k: the gradient of output element k
+        for i, g in zip(f.wrt, f.backward(np.eye(f.n_out)[k])):
+            exact[i][k, :] = g.reshape(-1)
+    for i in f.wrt:
+        numeric = _columns(f.numeric, f, i)
+        message = _compare(exact[i], numeric, atol, rtol, f"with respect to input {i}")
+        if not message and check_forward_ad:
+            forward = _columns(f.forward_mode, f, i)
+            message = _compare(forward, numeric, atol, rtol, f"of forward-mode AD with respect to input {i}")
         if message:
-            return _fail(message, raise_exception)
-        if check_forward_ad:
-            forward_dir = float(v @ forward_mode(u))
-            message = _compare(
-                np.array([forward_dir]), np.array([numeric_dir]), atol, rtol,
-                f"of forward-mode AD in random direction {trial}",
-            )
-            if message:
-                return _fail(message, raise_exception)
-    return True
+            return message
+    return ""
+
+
+def _columns(derivative: Callable[[Dict[int, np.ndarray]], np.ndarray], f: _Checked, i: int) -> np.ndarray:
+    """The Jacobian block of input i, one column per element, from a directional derivative."""
+    columns = [derivative(f.unit(i, j)) for j in range(f.values[i].size)]
+    return np.stack(columns, axis=1) if columns else np.zeros((f.n_out, 0))
+
+
+def _check_directions(f: _Checked, atol: float, rtol: float, check_forward_ad: bool, rng: Any) -> str:
+    """Compare ``v . J u`` for three random pairs of directions."""
+    for trial in range(3):
+        v = rng.standard_normal(f.n_out)
+        u = {i: rng.standard_normal(f.values[i].shape) for i in f.wrt}
+        numeric = np.array([float(v @ f.numeric(u))])
+        exact = np.array([float(sum(np.sum(g * u[i]) for i, g in zip(f.wrt, f.backward(v))))])
+        message = _compare(exact, numeric, atol, rtol, f"in random direction {trial}")
+        if not message and check_forward_ad:
+            forward = np.array([float(v @ f.forward_mode(u))])
+            message = _compare(forward, numeric, atol, rtol, f"of forward-mode AD in random direction {trial}")
+        if message:
+            return message
+    return ""
 
 
 def gradgradcheck(
@@ -208,7 +226,3 @@ def _compare(exact: np.ndarray, numeric: np.ndarray, atol: float, rtol: float, w
     )
 
 
-def _fail(message: str, raise_exception: bool) -> bool:
-    if raise_exception:
-        raise GradcheckError(message)
-    return False

@@ -1,0 +1,151 @@
+"""Module 5: in-place operations in the graph: version counters and what a value was before.
+
+An in-place operation (``ctx.mark_dirty``) changes an input and returns it. Two things can then
+go wrong, and this file guards against both:
+
+- A Function that saved the value for backward would differentiate the new value. Each saved
+  value's version is noted when it is saved (``snapshot_saved``), and ``saved_tensors`` raises
+  if it has changed since (``check_saved``), with PyTorch's message.
+- Operations that used the value before the change must still differentiate the value they saw.
+  The changed value gets the operation's History, and ``History.previous`` keeps the node it was
+  before; ``History.input_nodes`` walks back to it (every History has a creation ``stamp``, so an
+  input whose History is newer than its consumer's was changed after the consumer used it).
+"""
+
+import itertools
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import function as core
+from .variable import Variable
+
+_stamps = itertools.count()
+
+
+class History(core.History):
+    """A graph node that knows when it was made and, for an in-place operation, what its outputs were before."""
+
+    __slots__ = ("stamp", "previous")
+
+    def __init__(self, last_fn: Optional[type] = None, ctx: Any = None, inputs=()):
+        core.History.__init__(self, last_fn, ctx, inputs)
+        self.stamp = next(_stamps)
+        self.previous: Optional[Dict[int, Variable]] = None
+
+    @classmethod
+    def of_inplace(cls, fn: type, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> "History":
+        """The History of an in-place application: each changed input is recorded as an alias of
+        what it was until now (its old History, or none for a constant), and ``previous``
+        remembers that alias for the operations that used the input before."""
+        inputs = list(args)
+        previous: Dict[int, Variable] = {}
+        for d in ctx._dirty:
+            old = d._alias()
+            if d.history is not None:
+                old._set_history(d.history, d._output_nr)
+            inputs = [old if a is d else a for a in inputs]
+            previous.update({i: old for i, w in enumerate(outputs) if w is d})
+        history = cls(fn, ctx, inputs)
+        history.previous = previous
+        return history
+
+    def input_nodes(self) -> List[Optional[Variable]]:
+        """For each input, the graph node it stood for when this History was made (None if none).
+
+        That is the input itself, unless its History is newer than this one: then it was changed
+        in place since (or was a constant then), and the node is what it was before.
+        """
+        nodes: List[Optional[Variable]] = []
+        for x in self.inputs:
+            if isinstance(x, Variable) and x.history is not None:
+                h = x.history
+                if h.stamp > self.stamp:
+                    x = self._as_before(x)
+                elif h.last_fn is not None and h.last_fn.returns_view:
+                    self._check_view(x)
+                nodes.append(x)
+            else:
+                nodes.append(None)
+        return nodes
+
+    def _as_before(self, x: Variable) -> Optional[Variable]:
+        # Walk back through the in-place changes of x made after this History.
+        h = x.history
+        while h is not None and h.stamp > self.stamp:
+            x = h.previous.get(x._output_nr) if h.previous else None
+            if x is None:
+                return None
+            h = x.history
+        return x if h is not None else None
+
+    def _check_view(self, view: Variable) -> None:
+        # A view shares its base's storage: if the base was changed in place between the view's
+        # making and this use, this History saw the new values, but the view's History leads to
+        # the base as it was. (Users of the view from before the change are right as they are.)
+        h = view.history
+        while h.last_fn is not None and h.last_fn.returns_view:
+            base = h.inputs[0]
+            if not isinstance(base, Variable) or base.history is None:
+                return
+            if h.stamp < base.history.stamp < self.stamp:
+                raise RuntimeError(
+                    f"{self.last_fn.name} used a view made by {h.last_fn.name} after the tensor it "
+                    f"views was modified in place (by {base.history.last_fn.name}). torchlight does "
+                    "not update a view's history when its base changes: take the view again after the "
+                    "change, or clone() the tensor before changing it."
+                )
+            h = base.history
+
+
+def snapshot_saved(ctx: Any) -> None:
+    """Note the version of each value saved for backward."""
+    ctx._saved_versions = tuple([v._version if isinstance(v, Variable) else None for v in ctx._saved])
+
+
+def check_saved(ctx: Any) -> None:
+    """Raise if a value saved for backward was changed in place since it was saved."""
+    for value, expected in zip(ctx._saved, ctx._saved_versions):
+        if expected is not None and value._version != expected:
+            name = ctx._fn.name if ctx._fn is not None else "a Function"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{value._describe()}], which was saved by {name}, is at "
+                f"version {value._version}; expected version {expected} instead. Hint: clone() "
+                "the tensor before changing it in place, or change it after calling backward."
+            )
+
+
+def check_inplace(fn: type, target: Variable, record: bool) -> None:
+    """Raise if ``fn`` may not change ``target`` in place while recording (``record``) a graph."""
+    h = target.history
+    if not record or h is None:
+        return
+    if h.last_fn is None:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation ({fn.name}); "
+            "do it inside torchlight.no_grad() (as optimizers do), or on a clone()"
+        )
+    if h.last_fn.returns_view:
+        raise RuntimeError(
+            f"an in-place operation ({fn.name}) on a view made by {h.last_fn.name} of a tensor that "
+            "requires grad: torchlight does not carry the change back to the viewed tensor. Write "
+            "into that tensor instead (base[key] = new_values), or clone() the view first."
+        )
+
+
+def check_dirty(fn: type, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:
+    """Check what ``ctx.mark_dirty`` was given, then bump each changed input's version."""
+    record = core._Mode.enabled and True in ctx.needs_input_grad
+    for d in ctx._dirty:
+        if not core._is_one_of(d, args):
+            raise RuntimeError(
+                f"{fn.name}: ctx.mark_dirty() was given a value that is not an input of forward; "
+                "mark only the inputs that forward changed in place"
+            )
+        if not core._is_one_of(d, outputs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as output. "
+                f"The inputs that are modified inplace must all be outputs of the Function ({fn.name})."
+            )
+        check_inplace(fn, d, record)
+    for d in ctx._dirty:
+        d._bump_version()
