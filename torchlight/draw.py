@@ -31,7 +31,7 @@ def draw_graph(
     """Draw the graph that computed ``variable``; return the matplotlib Figure.
 
     ``ax``: the Axes to draw on (default: a new figure sized to the graph).
-    ``label``: a function from a value to its box's text (default: name, value or shape, grad).
+    ``label``: a function from a value to its box's text (default: ``value_label``).
     """
     import matplotlib.pyplot as plt  # here, so that importing torchlight does not load pyplot
 
@@ -41,7 +41,7 @@ def draw_graph(
     rows = 1 + 2 * max(abs(row) for _, row in where.values())
     if ax is None:
         _, ax = plt.subplots(figsize=(min(2.0 + 1.7 * columns, 18.0), min(1.0 + 1.1 * rows, 12.0)))
-    label = label or _value_label
+    label = label or value_label
 
     boxes = {}
     for key, (kind, obj) in nodes.items():
@@ -131,7 +131,7 @@ def _layout(nodes: Dict[int, Tuple[str, Any]], edges: List[Tuple[int, int]]) -> 
     return where
 
 
-def _value_label(v: Variable) -> str:
+def value_label(v: Variable) -> str:
     """Name (if any), value (a number, or a tensor's shape) and gradient (if any)."""
     lines = []
     name = getattr(v, "name", None)
