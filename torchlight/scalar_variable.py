@@ -132,16 +132,24 @@ class Scalar(Variable):
         return F.Neg.apply(self)
 
     def __sub__(self, b: Any) -> "Scalar":
+        # BEGIN SOLUTION 1.2
         return self + (-_lift(b))
+        # END SOLUTION 1.2
 
     def __rsub__(self, b: Any) -> "Scalar":
+        # BEGIN SOLUTION 1.2
         return _lift(b) + (-self)
+        # END SOLUTION 1.2
 
     def __truediv__(self, b: Any) -> "Scalar":
+        # BEGIN SOLUTION 1.2
         return self * F.Inv.apply(_lift(b))
+        # END SOLUTION 1.2
 
     def __rtruediv__(self, b: Any) -> "Scalar":
+        # BEGIN SOLUTION 1.2
         return _lift(b) * F.Inv.apply(self)
+        # END SOLUTION 1.2
 
     def __pow__(self, b: Any) -> "Scalar":
         return F.Pow.apply(self, _lift(b))
@@ -153,7 +161,9 @@ class Scalar(Variable):
         return F.LT.apply(self, _lift(b))
 
     def __gt__(self, b: Any) -> "Scalar":
+        # BEGIN SOLUTION 1.2
         return F.LT.apply(_lift(b), self)
+        # END SOLUTION 1.2
 
     def __eq__(self, b: Any) -> "Scalar":  # type: ignore[override]
         return F.EQ.apply(self, _lift(b))
@@ -184,7 +194,9 @@ class Scalar(Variable):
 
     def tanh(self) -> "Scalar":
         """Hyperbolic tangent, composed as 2 * sigmoid(2x) - 1."""
+        # BEGIN SOLUTION 1.2
         return 2.0 * (2.0 * self).sigmoid() - 1.0
+        # END SOLUTION 1.2
 
 
 def _lift(x: Any) -> Scalar:

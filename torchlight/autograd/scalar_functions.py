@@ -13,45 +13,61 @@ from .function_api import Function  # the full API of module 5; module 1 uses fo
 class Add(Function):
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
+        # BEGIN SOLUTION 1.2
         return op.add(a, b)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float):
+        # BEGIN SOLUTION 1.3
         return d, d
+        # END SOLUTION 1.3
 
 
 class Mul(Function):
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
+        # BEGIN SOLUTION 1.2
         ctx.save_for_backward(a, b)
         return op.mul(a, b)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float):
+        # BEGIN SOLUTION 1.3
         a, b = ctx.saved_tensors
         return op.mul(d, b), op.mul(d, a)
+        # END SOLUTION 1.3
 
 
 class Neg(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         return op.neg(a)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         return op.neg(d)
+        # END SOLUTION 1.3
 
 
 class Inv(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         ctx.save_for_backward(a)
         return op.inv(a)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         (a,) = ctx.saved_tensors
         return op.inv_back(a, d)
+        # END SOLUTION 1.3
 
 
 def _pow(a: float, b: float) -> float:
@@ -69,85 +85,111 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
+        # BEGIN SOLUTION 1.2
         out = _pow(a, b)
         ctx.save_for_backward(a, b, out)
         return out
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float):
+        # BEGIN SOLUTION 1.3
         a, b, out = ctx.saved_tensors
-        # Only work out the derivatives asked for: d/db needs log(a), real for a > 0 only.
-        da = d * b * _pow(a, b - 1.0) if ctx.needs_input_grad[0] else None
-        db = d * out * op.log(a) if ctx.needs_input_grad[1] else None
-        return da, db
+        # d/db a**b = a**b log(a): nan for a < 0, as in PyTorch (and dropped when b is a constant).
+        return d * b * _pow(a, b - 1.0), d * out * op.log(a)
+        # END SOLUTION 1.3
 
 
 class Log(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         ctx.save_for_backward(a)
         return op.log(a)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         (a,) = ctx.saved_tensors
         return op.log_back(a, d)
+        # END SOLUTION 1.3
 
 
 class Exp(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         out = op.exp(a)
         ctx.save_for_backward(out)
         return out
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         (out,) = ctx.saved_tensors
         return op.mul(d, out)
+        # END SOLUTION 1.3
 
 
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         out = op.sigmoid(a)
         ctx.save_for_backward(out)
         return out
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         (s,) = ctx.saved_tensors
         return d * s * (1.0 - s)
+        # END SOLUTION 1.3
 
 
 class ReLU(Function):
     @staticmethod
     def forward(ctx, a: float) -> float:
+        # BEGIN SOLUTION 1.2
         ctx.save_for_backward(a)
         return op.relu(a)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float) -> float:
+        # BEGIN SOLUTION 1.3
         (a,) = ctx.saved_tensors
         return op.relu_back(a, d)
+        # END SOLUTION 1.3
 
 
 class LT(Function):
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
+        # BEGIN SOLUTION 1.2
         return op.lt(a, b)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float):
+        # BEGIN SOLUTION 1.3
         # A step function: zero derivative wherever it is defined.
         return 0.0, 0.0
+        # END SOLUTION 1.3
 
 
 class EQ(Function):
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:
+        # BEGIN SOLUTION 1.2
         return op.eq(a, b)
+        # END SOLUTION 1.2
 
     @staticmethod
     def backward(ctx, d: float):
+        # BEGIN SOLUTION 1.3
         return 0.0, 0.0
+        # END SOLUTION 1.3
