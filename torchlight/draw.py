@@ -52,7 +52,12 @@ def draw_graph(
             text, style = label(obj), "round,pad=0.35"
             colour = CONSTANT if kind == "const" else LEAF if obj.history.last_fn is None else RESULT
         boxes[key] = ax.text(
-            1.8 * x, -y, text, ha="center", va="center", fontsize=9,
+            1.8 * x,
+            -y,
+            text,
+            ha="center",
+            va="center",
+            fontsize=9,
             bbox=dict(boxstyle=style, fc=colour, ec="grey"),
         )
     for a, b in edges:
@@ -60,10 +65,16 @@ def draw_graph(
         # An arrow that skips columns bends, so that it does not run through the boxes between.
         bend = 0.0 if xb - xa <= 1 else 0.25 if ya >= yb else -0.25
         ax.annotate(
-            "", xy=(1.8 * xb, -yb), xytext=(1.8 * xa, -ya),
+            "",
+            xy=(1.8 * xb, -yb),
+            xytext=(1.8 * xa, -ya),
             arrowprops=dict(
-                arrowstyle="-|>", color="dimgrey", lw=1.1, connectionstyle=f"arc3,rad={bend}",
-                patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),
+                arrowstyle="-|>",
+                color="dimgrey",
+                lw=1.1,
+                connectionstyle=f"arc3,rad={bend}",
+                patchA=boxes[a].get_bbox_patch(),
+                patchB=boxes[b].get_bbox_patch(),
             ),
         )
     ys = [-y for _, y in where.values()]
@@ -139,14 +150,15 @@ def value_label(v: Variable) -> str:
         lines.append(str(name))
     if v.history is None:
         lines.append("constant")
-    lines.append(_describe(v.data if isinstance(v.data, numbers.Real) else v))
+    lines.append(_describe(v))
     if v.history is not None and getattr(v, "grad", None) is not None:
         lines.append("grad " + _describe(v.grad))
     return "\n".join(lines)
 
 
 def _describe(x: Any) -> str:
-    """A number (or 0-d tensor) to 4 significant digits; any other tensor by its shape."""
-    if isinstance(x, numbers.Real):
-        return f"{x:.4g}"
+    """A number, Scalar or 0-d tensor to 4 significant digits; any other tensor by its shape."""
+    number = getattr(x, "data", x)  # a Scalar's float; a number stays itself
+    if isinstance(number, numbers.Real):
+        return f"{number:.4g}"
     return f"{x.item():.4g}" if x.shape == () else "shape " + str(tuple(x.shape))

@@ -33,16 +33,18 @@ class SGD:
     def zero_grad(self) -> None:
         """Forget every parameter's gradient (``.grad = None``) before the next backward."""
         for p in self.params:
-            p.value.grad = None
+            value: Any = p.value  # a Scalar or a Tensor
+            value.grad = None
 
     def step(self) -> None:
         """Move each parameter's value against its gradient, in place; ``.grad`` is left as it is."""
         with no_grad():
             for i, p in enumerate(self.params):
-                grad = p.value.grad
+                value: Any = p.value  # a Scalar or a Tensor
+                grad = value.grad
                 if grad is None:
                     continue  # not used by this loss
                 v = self.velocity[i]
                 v = grad if v is None else self.momentum * v + grad
                 self.velocity[i] = v
-                p.value.sub_(v, alpha=self.lr)
+                value.sub_(v, alpha=self.lr)
