@@ -3,7 +3,8 @@
 import numbers
 from typing import Any, Optional
 
-from .autograd import is_grad_enabled, scalar_functions as F
+from .autograd import is_grad_enabled
+from .autograd import scalar_functions as F
 from .autograd.function_api import History
 from .autograd.graph import backpropagate
 from .autograd.variable import Variable
@@ -18,13 +19,11 @@ class Scalar(Variable):
     history=None)`` is a constant, never part of a graph.
     """
 
-    __slots__ = ("data", "history", "_output_nr", "unique_id", "grad", "name")
+    __slots__ = ("data", "name")
 
-    def __init__(self, value: Any, history: Optional[History] = _LEAF, name: Optional[str] = None):
+    def __init__(self, value: Any, history: Any = _LEAF, name: Optional[str] = None):
         if isinstance(value, Variable):
-            raise TypeError(
-                f"Scalar(...) needs a plain number, got a {type(value).__name__}; use its .data"
-            )
+            raise TypeError(f"Scalar(...) needs a plain number, got a {type(value).__name__}; use its .data")
         if not isinstance(value, numbers.Real):
             raise TypeError(f"Scalar(...) needs a real number (int or float), got {type(value).__name__}: {value!r}")
         self.data = float(value)
@@ -52,8 +51,7 @@ class Scalar(Variable):
         """Make this Scalar a leaf (True) or a constant (False), as ``Tensor.requires_grad_``; returns self."""
         if self.history is not None and self.history.last_fn is not None:
             raise RuntimeError(
-                "you can only change requires_grad of leaf Scalars; use .detach() for a constant copy "
-                "of a computed one"
+                "you can only change requires_grad of leaf Scalars; use .detach() for a constant copy of a computed one"
             )
         if requires_grad and self.history is None:
             self.history = History()

@@ -1,13 +1,13 @@
 """torchlight.autograd: the autodiff engine shared by Scalar and Tensor (reverse and forward mode)."""
 
+from . import forward_ad, functional  # noqa: E402  (torchlight.autograd.forward_ad, .functional)
 from .engine import grad
 from .function_api import Context, Function, History, InplaceFunction, NestedIOFunction
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import backpropagate, topological_sort
-from .once_differentiable import once_differentiable
 from .numeric import GradcheckError, central_difference, gradcheck, gradgradcheck
+from .once_differentiable import once_differentiable
 from .variable import Variable
-from . import forward_ad, functional  # noqa: E402  (torchlight.autograd.forward_ad, .functional)
 
 __all__ = [
     "Context",

@@ -25,7 +25,7 @@ def run_backward(
     accumulating into leaves."""
     order = _sort(roots)
     pending: Dict[int, Any] = {}
-    for root, d in zip(roots, derivs):
+    for root, d in zip(roots, derivs, strict=True):
         key = root.unique_id
         pending[key] = d if key not in pending else pending[key] + d
     wanted = None if inputs is None else {v.unique_id: None for v in inputs}
@@ -41,6 +41,7 @@ def run_backward(
                 if d is not None and wanted is None:
                     v.accumulate_derivative(d)
                 continue
+            grads: Optional[list]
             if h.num_outputs == 1:
                 if d is None:
                     continue
@@ -56,7 +57,7 @@ def run_backward(
                 h.ctx._free()
     finally:
         _set_mode(*old)
-    return None if wanted is None else [wanted[v.unique_id] for v in inputs]
+    return None if inputs is None or wanted is None else [wanted[v.unique_id] for v in inputs]
 
 
 def _sort(roots: Sequence[Variable]) -> List[Variable]:
@@ -125,10 +126,11 @@ def grad(
     for i, inp in enumerate(inputs):
         if not isinstance(inp, Variable) or inp.history is None:
             raise RuntimeError(f"element {i} of inputs does not require grad (call requires_grad_() on it)")
-    derivs = [out._default_grad() if g is None else g for out, g in zip(outputs, grad_outputs)]
+    derivs = [out._default_grad() if g is None else g for out, g in zip(outputs, grad_outputs, strict=True)]
     if retain_graph is None:
         retain_graph = create_graph
     result = run_backward(outputs, derivs, retain_graph, create_graph, inputs)
+    assert result is not None  # run_backward returns the inputs' gradients when given inputs
     for i, g in enumerate(result):
         if g is None and not allow_unused:
             raise RuntimeError(

@@ -58,9 +58,8 @@ class dual_level:
     def __enter__(self) -> int:
         return enter_dual_level()
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         exit_dual_level()
-        return False
 
 
 def _current_level(what: str) -> int:
@@ -161,7 +160,7 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
             f"(expected {len(outputs)} but got {len(result)})"
         )
     nondiff = ctx._non_differentiable
-    for i, (w, t) in enumerate(zip(outputs, result)):
+    for i, (w, t) in enumerate(zip(outputs, result, strict=True)):
         if isinstance(w, Variable):
             absent = t is None or any(w is x for x in nondiff)
             w._set_tangent(level, None if absent else w._match_tangent(t, fn.name, i))

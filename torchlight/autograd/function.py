@@ -55,8 +55,11 @@ class History:
 
     __slots__ = ("last_fn", "ctx", "inputs")
     num_outputs = 1  # a module 1 Function has one output (module 5 allows more)
+    # The Function class and its Context; both None for a leaf.
+    last_fn: Any
+    ctx: Any
 
-    def __init__(self, last_fn: Optional[type] = None, ctx: Optional[Context] = None, inputs=()):
+    def __init__(self, last_fn: Any = None, ctx: Optional[Context] = None, inputs=()):
         self.last_fn = last_fn
         self.ctx = ctx
         self.inputs = tuple(inputs)
@@ -73,7 +76,7 @@ class History:
         name = self.last_fn.name
         return [
             (node, node._match_grad(g, name, i))
-            for i, (node, g) in enumerate(zip(self.input_nodes(), self.backward_results(grads)))
+            for i, (node, g) in enumerate(zip(self.input_nodes(), self.backward_results(grads), strict=True))
             if node is not None and g is not None
         ]
         # END SOLUTION 1.3
@@ -146,7 +149,7 @@ class Function(metaclass=FunctionMeta):
             _set_mode(*old)
 
     @classmethod
-    def _wrap(cls, ctx: Context, args: Tuple[Any, ...], out: Any, kind: type) -> List[Any]:
+    def _wrap(cls, ctx: Context, args: Tuple[Any, ...], out: Any, kind: Any) -> List[Any]:
         """forward's results as new variables of the inputs' kind (Scalar or Tensor)."""
         wrapped = []
         for o in out if isinstance(out, tuple) else (out,):
@@ -176,7 +179,7 @@ class Function(metaclass=FunctionMeta):
         return tuple(outputs) if isinstance(out, tuple) else outputs[0]
 
 
-def _unpack(args: Tuple[Any, ...]) -> Tuple[Optional[type], Tuple[bool, ...], List[Any]]:
+def _unpack(args: Tuple[Any, ...]) -> Tuple[Any, Tuple[bool, ...], List[Any]]:
     """One pass over the arguments: the class of the first Variable (it wraps the outputs), which
     arguments need a gradient, and the raw values forward receives."""
     kind = None

@@ -103,7 +103,7 @@ class History(inplace_tracking.History):
         if self.output_meta and self.ctx.materialize_grads and None in grads:
             grads = [
                 meta[0]._zero_grad(meta[1]) if g is None and meta is not None else g
-                for g, meta in zip(grads, self.output_meta)
+                for g, meta in zip(grads, self.output_meta, strict=True)
             ]
         result = self.last_fn.backward(self.ctx, *grads)
         return self._check_result(result if isinstance(result, tuple) else (result,))
@@ -118,7 +118,7 @@ class History(inplace_tracking.History):
                     f"(expected {n}, got {len(result)})"
                 )
             result = result[:n]
-        for i, (x, g) in enumerate(zip(self.inputs, result)):
+        for i, (x, g) in enumerate(zip(self.inputs, result, strict=True)):
             if g is not None and not isinstance(x, Variable):
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned a gradient different than None at position "
@@ -179,14 +179,13 @@ class Function(core.Function, metaclass=FunctionMeta):
     def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
         """Vectorized forward: not supported by torchlight."""
         raise NotImplementedError(
-            "torchlight does not implement vmap; batch the computation by hand (add a leading "
-            "dimension) instead"
+            "torchlight does not implement vmap; batch the computation by hand (add a leading dimension) instead"
         )
 
     # -- the steps of apply that module 5 extends ------------------------------------------------
 
     @classmethod
-    def _forward(cls, ctx: Context, raw: List[Any], kwargs: dict) -> Any:
+    def _forward(cls, ctx: Any, raw: List[Any], kwargs: dict) -> Any:
         # Neither recording nor forward-mode AD inside forward; either forward style.
         ctx._fn = cls
         old = _set_mode(False, None)
@@ -203,15 +202,15 @@ class Function(core.Function, metaclass=FunctionMeta):
         return out
 
     @classmethod
-    def _returned_input(cls, ctx: Context, x: Variable) -> Variable:
+    def _returned_input(cls, ctx: Any, x: Variable) -> Variable:
         # An input that forward changed in place is itself the output (it gets the new History).
         return x if core._is_one_of(x, ctx._dirty) else x._alias()
 
     @classmethod
-    def _record(cls, ctx: Context, args: Tuple[Any, ...], outputs: List[Any]) -> None:
+    def _record(cls, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> None:
         """One History for all outputs but the non-differentiable ones; see ``inplace_tracking``
         for what changes when forward changed an input in place."""
-        history = History.of_inplace(cls, ctx, args, outputs) if ctx._dirty else History(cls, ctx, args)
+        history: History = History.of_inplace(cls, ctx, args, outputs) if ctx._dirty else History(cls, ctx, args)
         n = history.num_outputs = len(outputs)
         if n > 1:  # what building a zero gradient for each output takes (materialize_grads)
             history.output_meta = tuple(
@@ -225,21 +224,21 @@ class Function(core.Function, metaclass=FunctionMeta):
             ctx._snapshot_versions()
 
     @classmethod
-    def _finish(cls, ctx: Context, args: Tuple[Any, ...], out: Any, outputs: List[Any]) -> Any:
+    def _finish(cls, ctx: Any, args: Tuple[Any, ...], out: Any, outputs: List[Any]) -> Any:
         level = _Mode.dual_level
         if level is not None:
             forward_ad.run_jvp(cls, ctx, args, outputs, level)
         return tuple(outputs) if isinstance(out, tuple) else outputs[0]
 
 
-def _bind_inputs(cls: type, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, ...]:
+def _bind_inputs(cls: Any, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, ...]:
     """The inputs tuple for setup_context: positional and keyword arguments, defaults filled."""
     if not kwargs and _positional_arity(cls) == len(args):
         return args
     bound = inspect.signature(cls.forward).bind(*args, **kwargs)
     bound.apply_defaults()
     inputs: List[Any] = []
-    for param, value in zip(bound.signature.parameters.values(), bound.arguments.values()):
+    for param, value in zip(bound.signature.parameters.values(), bound.arguments.values(), strict=True):
         if param.kind is inspect.Parameter.VAR_POSITIONAL:
             inputs.extend(value)
         elif param.kind is inspect.Parameter.VAR_KEYWORD:
@@ -250,7 +249,7 @@ def _bind_inputs(cls: type, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, .
 
 
 @functools.lru_cache(maxsize=None)
-def _positional_arity(cls: type) -> int:
+def _positional_arity(cls: Any) -> int:
     params = inspect.signature(cls.forward).parameters.values()
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         return -1

@@ -15,8 +15,8 @@ back in the same form as the function's output (a tensor, or a tuple).
 from typing import Any, Callable, List, Sequence, Tuple
 
 from . import forward_ad
-from .function_api import History
 from .engine import grad
+from .function_api import History
 from .variable import Variable
 
 __all__ = ["jvp", "vjp", "hvp"]
@@ -31,7 +31,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> Tuple[Any, Any
     tangents_t = _tuple(tangents, "tangents")
     _same_structure(primals_t, tangents_t, "tangents", "primals")
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals_t, tangents_t)]
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals_t, tangents_t, strict=True)]
         out = func(*duals)
         outs = _outputs(out, "jvp")
         jvps = [_or_zeros(forward_ad.unpack_dual(o).tangent, o) for o in outs]
@@ -64,7 +64,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             allow_unused=True,
         )
     values = outs if create_graph else [_constant(o) for o in outs]
-    result = [_or_zeros(g, x) for g, x in zip(grads, inputs_t)]
+    result = [_or_zeros(g, x) for g, x in zip(grads, inputs_t, strict=True)]
     return _like(out, values), _like(inputs, result)
 
 
@@ -79,12 +79,15 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
     _same_structure(inputs_t, vs, "v", "inputs")
     xs = _grad_inputs(inputs_t, False)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(x, t) for x, t in zip(xs, vs)]
+        duals = [forward_ad.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
         out = func(*duals)
         if not isinstance(out, Variable) or out.history is None:
             raise RuntimeError("hvp: func must return a single tensor that depends on the inputs")
         grads = grad(out, duals, allow_unused=True)
-        hvps = [_or_zeros(None if g is None else forward_ad.unpack_dual(g).tangent, x) for g, x in zip(grads, inputs_t)]
+        hvps = [
+            _or_zeros(None if g is None else forward_ad.unpack_dual(g).tangent, x)
+            for g, x in zip(grads, inputs_t, strict=True)
+        ]
     return _constant(out), _like(inputs, hvps)
 
 
@@ -102,7 +105,7 @@ def _tuple(x: Any, name: str) -> Tuple[Any, ...]:
 def _same_structure(xs: Tuple[Any, ...], ys: Tuple[Any, ...], name: str, other: str) -> None:
     if len(xs) != len(ys):
         raise RuntimeError(f"expected one entry of {name} per entry of {other}: got {len(ys)} for {len(xs)}")
-    for i, (x, y) in enumerate(zip(xs, ys)):
+    for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
         if x._grad_meta() != y._grad_meta():
             raise RuntimeError(
                 f"entry {i} of {name} must have the shape of entry {i} of {other}: got a {y._describe()} "

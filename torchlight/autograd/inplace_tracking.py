@@ -13,12 +13,13 @@ go wrong, and this file guards against both:
 """
 
 import itertools
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
 from . import function as core
 from .variable import Variable
 
 _stamps = itertools.count()
+_H = TypeVar("_H", bound="History")
 
 
 class History(core.History):
@@ -26,13 +27,13 @@ class History(core.History):
 
     __slots__ = ("stamp", "previous")
 
-    def __init__(self, last_fn: Optional[type] = None, ctx: Any = None, inputs=()):
+    def __init__(self, last_fn: Any = None, ctx: Any = None, inputs=()):
         core.History.__init__(self, last_fn, ctx, inputs)
         self.stamp = next(_stamps)
         self.previous: Optional[Dict[int, Variable]] = None
 
     @classmethod
-    def of_inplace(cls, fn: type, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> "History":
+    def of_inplace(cls: Type[_H], fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> _H:
         """The History of an in-place application: each changed input is recorded as an alias of
         what it was until now (its old History, or none for a constant), and ``previous``
         remembers that alias for the operations that used the input before."""
@@ -69,13 +70,12 @@ class History(core.History):
 
     def _as_before(self, x: Variable) -> Optional[Variable]:
         # Walk back through the in-place changes of x made after this History.
+        node: Optional[Variable] = x
         h = x.history
-        while h is not None and h.stamp > self.stamp:
-            x = h.previous.get(x._output_nr) if h.previous else None
-            if x is None:
-                return None
-            h = x.history
-        return x if h is not None else None
+        while node is not None and h is not None and h.stamp > self.stamp:
+            node = h.previous.get(node._output_nr) if h.previous else None
+            h = node.history if node is not None else None
+        return node if h is not None else None
 
     def _check_view(self, view: Variable) -> None:
         # A view shares its base's storage: if the base was changed in place between the view's
@@ -103,7 +103,7 @@ def snapshot_saved(ctx: Any) -> None:
 
 def check_saved(ctx: Any) -> None:
     """Raise if a value saved for backward was changed in place since it was saved."""
-    for value, expected in zip(ctx._saved, ctx._saved_versions):
+    for value, expected in zip(ctx._saved, ctx._saved_versions, strict=True):
         if expected is not None and value._version != expected:
             name = ctx._fn.name if ctx._fn is not None else "a Function"
             raise RuntimeError(
@@ -114,7 +114,7 @@ def check_saved(ctx: Any) -> None:
             )
 
 
-def check_inplace(fn: type, target: Variable, record: bool) -> None:
+def check_inplace(fn: Any, target: Variable, record: bool) -> None:
     """Raise if ``fn`` may not change ``target`` in place while recording (``record``) a graph."""
     h = target.history
     if not record or h is None:
@@ -132,7 +132,7 @@ def check_inplace(fn: type, target: Variable, record: bool) -> None:
         )
 
 
-def check_dirty(fn: type, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:
+def check_dirty(fn: Any, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:
     """Check what ``ctx.mark_dirty`` was given, then bump each changed input's version."""
     record = core._Mode.enabled and True in ctx.needs_input_grad
     for d in ctx._dirty:

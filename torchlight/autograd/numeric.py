@@ -99,7 +99,9 @@ class _Checked:
 
     def backward(self, weights: np.ndarray) -> List[np.ndarray]:
         """The gradient of (weights . outputs) with respect to each checked input, by backward."""
-        live = [(o, w) for o, w in zip(self.outputs, _split(weights, self.outputs)) if o.history is not None]
+        live = [
+            (o, w) for o, w in zip(self.outputs, _split(weights, self.outputs), strict=True) if o.history is not None
+        ]
         if not live:
             return [np.zeros_like(self.values[i]) for i in self.wrt]
         grads = grad(
@@ -109,7 +111,9 @@ class _Checked:
             retain_graph=True,
             allow_unused=True,
         )
-        return [np.zeros_like(self.values[i]) if g is None else g.to_numpy() for i, g in zip(self.wrt, grads)]
+        return [
+            np.zeros_like(self.values[i]) if g is None else g.to_numpy() for i, g in zip(self.wrt, grads, strict=True)
+        ]
 
     def forward_mode(self, direction: Dict[int, np.ndarray]) -> np.ndarray:
         """J @ u by forward-mode AD, u given per checked input; the outputs' tangents flattened."""
@@ -135,7 +139,7 @@ def _check_jacobians(f: _Checked, atol: float, rtol: float, check_forward_ad: bo
     """Compare whole Jacobians, one block (outputs x elements of input i) per checked input."""
     exact = {i: np.zeros((f.n_out, f.values[i].size)) for i in f.wrt}
     for k in range(f.n_out):  # row k: the gradient of output element k
-        for i, g in zip(f.wrt, f.backward(np.eye(f.n_out)[k])):
+        for i, g in zip(f.wrt, f.backward(np.eye(f.n_out)[k]), strict=True):
             exact[i][k, :] = g.reshape(-1)
     for i in f.wrt:
         numeric = _columns(f.numeric, f, i)
@@ -160,7 +164,7 @@ def _check_directions(f: _Checked, atol: float, rtol: float, check_forward_ad: b
         v = rng.standard_normal(f.n_out)
         u = {i: rng.standard_normal(f.values[i].shape) for i in f.wrt}
         numeric = np.array([float(v @ f.numeric(u))])
-        exact = np.array([float(sum(np.sum(g * u[i]) for i, g in zip(f.wrt, f.backward(v))))])
+        exact = np.array([float(sum(np.sum(g * u[i]) for i, g in zip(f.wrt, f.backward(v), strict=True)))])
         message = _compare(exact, numeric, atol, rtol, f"in random direction {trial}")
         if not message and check_forward_ad:
             forward = np.array([float(v @ f.forward_mode(u))])
@@ -194,8 +198,10 @@ def gradgradcheck(
     def first_derivatives(*args: Any) -> Tuple[Any, ...]:
         xs, gs = args[:n], args[n:]
         outs = _tensors(fn(*xs))
-        live = [(o, g) for o, g in zip(outs, gs) if o.history is not None]
-        grads = grad([o for o, _ in live], [xs[i] for i in wrt], [g for _, g in live], create_graph=True, allow_unused=True)
+        live = [(o, g) for o, g in zip(outs, gs, strict=True) if o.history is not None]
+        grads = grad(
+            [o for o, _ in live], [xs[i] for i in wrt], [g for _, g in live], create_graph=True, allow_unused=True
+        )
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception, seed=seed)
@@ -224,5 +230,3 @@ def _compare(exact: np.ndarray, numeric: np.ndarray, atol: float, rtol: float, w
         f"differ; first at {at}: analytical {float(exact[at])}, numerical {float(numeric[at])}\n"
         f"numerical:\n{numeric}\nanalytical:\n{exact}"
     )
-
-

@@ -21,7 +21,7 @@ class Variable:
     # ``_fw`` is the forward-mode AD slot: (level, tangent), set by ``forward_ad.make_dual`` and by
     # the jvp of the Function that made this value. A tangent counts only while its level is the
     # active one, so leaving ``dual_level()`` forgets every tangent without visiting them.
-    __slots__ = ("_fw",)
+    __slots__ = ("history", "_output_nr", "unique_id", "grad", "_fw")
 
     history: Any
     _output_nr: int
