@@ -12,19 +12,19 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from . import backends, ops, random, scalar
+from .autograd.engine import run_backward
 from .autograd.function_api import History
 from .autograd.grad_mode import _Mode
-from .autograd.engine import run_backward
 from .autograd.variable import Variable
 from .ops import inplace as I
-from .tensor_data import TensorData, _shape_arg, broadcasts_to, normalize_dim, prod
+from .tensor_data import ShapeArg, TensorData, _shape_arg, broadcasts_to, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
 
 BackendLike = Union[str, backends.TensorBackend, None]
 
 # What ``max(dim)`` returns, as PyTorch's ``torch.return_types.max``.
-MaxResult = namedtuple("max", ["values", "indices"])
+MaxResult = namedtuple("max", ["values", "indices"])  # type: ignore[name-match]
 
 
 def _backend(backend: BackendLike) -> backends.TensorBackend:
@@ -39,7 +39,7 @@ class Tensor(Variable):
     operations on it record their history (``grad_fn``).
     """
 
-    __slots__ = ("_data", "backend", "history", "_output_nr", "unique_id", "grad", "__weakref__")
+    __slots__ = ("_data", "backend", "__weakref__")
 
     # numpy defers to Tensor's operators: np.float64(2.0) * t is a Tensor, not an array of Tensors.
     __array_ufunc__ = None
@@ -101,11 +101,11 @@ class Tensor(Variable):
         """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
         return tensor(data, backend=self.backend)
 
-    def new_zeros(self, *shape: int) -> "Tensor":
+    def new_zeros(self, *shape: ShapeArg) -> "Tensor":
         """Zeros of ``shape`` on this tensor's backend."""
         return self._new(TensorData.zeros(_shape_arg(shape)))
 
-    def new_ones(self, *shape: int) -> "Tensor":
+    def new_ones(self, *shape: ShapeArg) -> "Tensor":
         """Ones of ``shape`` on this tensor's backend."""
         return self._new(TensorData.filled(_shape_arg(shape), 1.0))
 
@@ -543,11 +543,11 @@ class Tensor(Variable):
         """A view with the dimensions in reverse order: a matrix's transpose (as PyTorch's ``.T``)."""
         return ops.Permute.apply(self, tuple(range(self.dims - 1, -1, -1)))
 
-    def view(self, *shape: int) -> "Tensor":
+    def view(self, *shape: ShapeArg) -> "Tensor":
         """A view with a new shape (one entry may be -1); self must be contiguous."""
         return ops.View.apply(self, _shape_arg(shape))
 
-    def reshape(self, *shape: int) -> "Tensor":
+    def reshape(self, *shape: ShapeArg) -> "Tensor":
         """A tensor with a new shape: a view when possible, else a copy."""
         return self.contiguous().view(*shape)
 
@@ -563,7 +563,7 @@ class Tensor(Variable):
         """A copy in new storage (differentiable)."""
         return ops.Copy.apply(self)
 
-    def expand(self, *shape: int) -> "Tensor":
+    def expand(self, *shape: ShapeArg) -> "Tensor":
         """A view repeating dimensions of size 1 to ``shape`` (-1 keeps a size), without copying."""
         return ops.BroadcastView.apply(self, _shape_arg(shape))
 
@@ -591,9 +591,7 @@ class Tensor(Variable):
 def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
     """Sum g down to ``shape``, a shape that broadcasts to g's: the adjoint of broadcasting."""
     extra = g.dims - len(shape)
-    dims = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1
-    )
+    dims = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
     return ops.View.apply(ops.Sum.apply(g, dims, True), shape)
 
 
@@ -634,18 +632,18 @@ def _explain_bad_data(data: Any, dim: int = 0) -> str:
     return f"tensor(): expected numbers (or nested lists of them), got {type(data).__name__}: {data!r}"
 
 
-def zeros(*shape: int, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def zeros(*shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
     return Tensor(TensorData.zeros(_shape_arg(shape)), backend).requires_grad_(requires_grad)
 
 
-def ones(*shape: int, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def ones(*shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
     return Tensor(TensorData.filled(_shape_arg(shape), 1.0), backend).requires_grad_(requires_grad)
 
 
 def rand(
-    *shape: int,
+    *shape: ShapeArg,
     backend: BackendLike = None,
     requires_grad: bool = False,
     seed: Optional[int] = None,

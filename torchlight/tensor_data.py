@@ -8,7 +8,7 @@ All shape logic lives here, in Python; kernels see only flat arrays with shape a
 
 import math
 from functools import lru_cache
-from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 Shape = Tuple[int, ...]
+ShapeArg = Union[int, Sequence[int]]  # f(2, 3) or f((2, 3)), as PyTorch accepts both
 
 
 class IndexingError(IndexError):
@@ -78,7 +79,7 @@ def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
     a = (1,) * (n - len(shape1)) + tuple(shape1)
     b = (1,) * (n - len(shape2)) + tuple(shape2)
     out = []
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x == y or y == 1:
             out.append(x)
         elif x == 1:
@@ -98,7 +99,7 @@ def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
         return True
     if len(shape) > len(target):
         return False
-    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target), strict=False))
 
 
 def normalize_dim(dim: int, dims: int) -> int:
@@ -115,6 +116,7 @@ class TensorData:
     """Storage, offset, shape and strides of one tensor (or view), plus the shape operations."""
 
     __slots__ = ("storage", "offset", "shape", "strides", "size", "version", "_kernel_args")
+    _kernel_args: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]
 
     def __init__(
         self,
@@ -132,7 +134,7 @@ class TensorData:
             raise IndexingError(f"strides {strides} and shape {shape} must have the same length")
         size = prod(shape)
         if size:
-            last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+            last = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
             if offset < 0 or min(strides, default=0) < 0 or last >= len(storage):
                 raise IndexingError(
                     f"storage of {len(storage)} elements is too small for shape {shape} with strides "
@@ -147,8 +149,9 @@ class TensorData:
         self._kernel_args = None
 
     @classmethod
-    def _unchecked(cls, storage: np.ndarray, shape: Shape, strides: Shape, offset: int, version: _Version,
-                   size: int) -> "TensorData":
+    def _unchecked(
+        cls, storage: np.ndarray, shape: Shape, strides: Shape, offset: int, version: _Version, size: int
+    ) -> "TensorData":
         # What __init__ makes, without its checks and conversions: for the views and new storages
         # made in this file, whose parts fit by construction. (Views are made on every operation,
         # and the checks would be a good part of their cost.)
@@ -218,7 +221,7 @@ class TensorData:
         As in PyTorch, the stride of a dimension of size 1 does not matter.
         """
         expected = 1
-        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+        for size, stride in zip(reversed(self.shape), reversed(self.strides), strict=True):
             if size != 1 and stride != expected:
                 return False
             expected *= size
@@ -232,7 +235,7 @@ class TensorData:
         if len(index) != len(self.shape):
             raise IndexingError(f"index {index} must have {len(self.shape)} entries for shape {self.shape}")
         fixed = []
-        for d, (i, size) in enumerate(zip(index, self.shape)):
+        for d, (i, size) in enumerate(zip(index, self.shape, strict=True)):
             if not -size <= i < size:
                 raise IndexingError(f"index {i} is out of bounds for dimension {d} with size {size}")
             fixed.append(i % size)
@@ -258,8 +261,9 @@ class TensorData:
     def _view(self, shape: Sequence[int], strides: Sequence[int], offset: Optional[int] = None) -> "TensorData":
         # Every caller derives shape, strides and offset from this view's own, so they fit the storage.
         shape = tuple(shape)
-        return TensorData._unchecked(self.storage, shape, tuple(strides), self.offset if offset is None else offset,
-                                     self.version, prod(shape))
+        return TensorData._unchecked(
+            self.storage, shape, tuple(strides), self.offset if offset is None else offset, self.version, prod(shape)
+        )
 
     def permute(self, *order: int) -> "TensorData":
         """A view with the dimensions reordered: dimension i of the result is ``order[i]`` of this one."""
@@ -275,27 +279,27 @@ class TensorData:
             raise RuntimeError(f"permute: the order {order} repeats a dimension; name every dimension exactly once")
         return self._view([self.shape[d] for d in order], [self.strides[d] for d in order])
 
-    def view(self, *shape: int) -> "TensorData":
+    def view(self, *shape: ShapeArg) -> "TensorData":
         """A view with a new shape holding the same elements (one entry may be -1: inferred)."""
-        shape = _shape_arg(shape)
-        known = prod(s for s in shape if s != -1)
-        if shape.count(-1) > 1:
-            raise RuntimeError(f"view: only one dimension can be inferred (-1), got shape {shape}")
-        if -1 in shape:
+        sizes = _shape_arg(shape)
+        known = prod(s for s in sizes if s != -1)
+        if sizes.count(-1) > 1:
+            raise RuntimeError(f"view: only one dimension can be inferred (-1), got shape {sizes}")
+        if -1 in sizes:
             if known == 0 or self.size % known:
-                raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
-            shape = tuple(self.size // known if s == -1 else s for s in shape)
-        if prod(shape) != self.size:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
+                raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {self.size}")
+            sizes = tuple(self.size // known if s == -1 else s for s in sizes)
+        if prod(sizes) != self.size:
+            raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {self.size}")
         if not self.is_contiguous():
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead "
                 "(or .contiguous().view(...))."
             )
-        return self._view(shape, strides_from_shape(shape))
+        return self._view(sizes, strides_from_shape(sizes))
 
-    def expand(self, *shape: int) -> "TensorData":
+    def expand(self, *shape: ShapeArg) -> "TensorData":
         """A view repeating dimensions of size 1 (stride 0) and adding leading ones: no copy.
 
         -1 keeps a dimension's size, as in PyTorch.
@@ -334,7 +338,9 @@ class TensorData:
         """A view with a new dimension of size 1 inserted at ``dim``."""
         dim = normalize_dim(dim, len(self.shape) + 1)
         stride = self.shape[dim] * self.strides[dim] if dim < len(self.shape) else 1
-        return self._view(self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:])
+        return self._view(
+            self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:]
+        )
 
     def squeeze(self, dim: int) -> "TensorData":
         """A view without dimension ``dim``, which must have size 1."""
@@ -349,13 +355,11 @@ class TensorData:
         if not isinstance(key, tuple):
             key = (key,)
         for k in key:
-            if isinstance(k, bool) or not (
-                k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
-            ):
+            if isinstance(k, bool) or not (k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))):
                 raise TypeError(
                     "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got "
-                    f"{type(k).__name__}: {k!r}" + ("; use gather() to select by a tensor of indices"
-                                                     if hasattr(k, "shape") else "")
+                    f"{type(k).__name__}: {k!r}"
+                    + ("; use gather() to select by a tensor of indices" if hasattr(k, "shape") else "")
                 )
         named = sum(1 for k in key if k is not None and k is not Ellipsis)
         if named > len(self.shape):
@@ -400,9 +404,7 @@ class TensorData:
         """A new numpy array (C-contiguous, float64) with this tensor's shape and values."""
         base = self.storage[self.offset :] if self.size else np.zeros(1)
         item = base.itemsize
-        view = np.lib.stride_tricks.as_strided(
-            base, self.shape, tuple(s * item for s in self.strides), writeable=False
-        )
+        view = np.lib.stride_tricks.as_strided(base, self.shape, tuple(s * item for s in self.strides), writeable=False)
         return np.array(view, dtype=np.float64, copy=True)
 
     def contiguous(self) -> "TensorData":
@@ -422,11 +424,10 @@ def _valid_shape(shape: Sequence[int]) -> Shape:
     return shape
 
 
-def _shape_arg(shape: Tuple) -> Shape:
+def _shape_arg(shape: Tuple[ShapeArg, ...]) -> Shape:
     """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    for s in shape:
+    sizes: Sequence[Any] = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    for s in sizes:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-            raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {shape}")
-    return tuple(int(s) for s in shape)
+            raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {tuple(sizes)}")
+    return tuple(int(s) for s in sizes)

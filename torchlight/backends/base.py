@@ -64,9 +64,9 @@ class TensorBackend:
 
     def map(self, fn: Callable[[float], float]) -> Callable:
         """``map(fn)(a, out=None)``: fn applied to every element; ``a`` broadcasts to ``out``."""
-        op = self._ops.get(("map", fn))
-        if op is not None:
-            return op
+        cached = self._ops.get(("map", fn))
+        if cached is not None:
+            return cached
         kernel = self._kernel("map_kernel", fn)
         name = f"map({fn.__name__})"
 
@@ -86,9 +86,9 @@ class TensorBackend:
 
     def zip(self, fn: Callable[[float, float], float]) -> Callable:
         """``zip(fn)(a, b, out=None)``: fn applied to pairs of elements, a and b broadcast together."""
-        op = self._ops.get(("zip", fn))
-        if op is not None:
-            return op
+        cached = self._ops.get(("zip", fn))
+        if cached is not None:
+            return cached
         kernel = self._kernel("zip_kernel", fn)
         name = f"zip({fn.__name__})"
 
@@ -111,9 +111,9 @@ class TensorBackend:
     def reduce(self, fn: Callable[[float, float], float], start: float = 0.0) -> Callable:
         """``reduce(fn, start)(a, dim)``: fold dimension ``dim`` with fn from ``start``; dim keeps size 1."""
         start = float(start)
-        op = self._ops.get(("reduce", fn, start))
-        if op is not None:
-            return op
+        cached = self._ops.get(("reduce", fn, start))
+        if cached is not None:
+            return cached
         kernel = self._kernel("reduce_kernel", fn)
         name = f"reduce({fn.__name__})"
 
@@ -139,9 +139,7 @@ class TensorBackend:
             self._check("matmul", a, b)
         a_dims, b_dims = len(a.shape), len(b.shape)
         if a_dims == 0 or b_dims == 0:
-            raise RuntimeError(
-                f"both arguments to matmul need to be at least 1D, but they are {a_dims}D and {b_dims}D"
-            )
+            raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a_dims}D and {b_dims}D")
         ad = a._data.unsqueeze(0) if a_dims == 1 else a._data
         bd = b._data.unsqueeze(1) if b_dims == 1 else b._data
         n, k = ad.shape[-2:]
@@ -186,8 +184,8 @@ class TensorBackend:
 
 def _merged_stride(shape: tuple, strides: tuple) -> Optional[int]:
     """The one stride that walks these dimensions as a single flattened one, or None if none does."""
-    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    for (_, outer), (size, inner) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
+    for (_, outer), (size, inner) in zip(dims, dims[1:], strict=False):
         if outer != inner * size:
             return None
     return dims[-1][1] if dims else 0

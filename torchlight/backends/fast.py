@@ -27,14 +27,14 @@ How the code is organised, and why (compiling is a user cost: see fast_cache.py)
 
 import inspect
 import sys
+from typing import Callable, List
 
 import numba
 import numpy as np
 from numba import njit, prange, types, uint64
 from numba.extending import register_jitable
 
-from .. import scalar
-from .. import indexing
+from .. import indexing, scalar
 from . import fast_cache, fast_parallel
 from .base import TensorBackend
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
@@ -109,7 +109,17 @@ for _f in vars(scalar).values():
         register_jitable(error_model="numpy")(_f)
 
 # The names a generated kernel module imports from here (fast_cache writes the import).
-HELPERS = ["np", "uint64", "to_index", "broadcast_index", "index_to_position", "size_of", "same_contiguous", "last_stride", "part_bounds"]
+HELPERS = [
+    "np",
+    "uint64",
+    "to_index",
+    "broadcast_index",
+    "index_to_position",
+    "size_of",
+    "same_contiguous",
+    "last_stride",
+    "part_bounds",
+]
 
 
 def fn(*args):
@@ -230,7 +240,7 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
                 o[uint64(t * so)] = fn(o[uint64(t * so)], x_j[uint64(t * sa)])
 
 
-TEMPLATES = [map_part, zip_part, reduce_part]
+TEMPLATES: List[Callable[..., None]] = [map_part, zip_part, reduce_part]
 
 # The compiled parts' signatures. Explicit signatures make the parts first-class function values
 # that the parallel launchers below can receive; storages are contiguous 1-D float64 arrays,
@@ -300,7 +310,9 @@ class _Kernel:
                 if self._launch is None:
                     signature = PART_SIGNATURES[self.kind]
                     self._pointer = fast_parallel.PartPointer(self.part, signature)
-                    self._launch = fast_parallel.launcher(_LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature))
+                    self._launch = fast_parallel.launcher(
+                        _LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature)
+                    )
                 self._launch(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
         except TypeError:
             fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)

@@ -58,7 +58,9 @@ def clear() -> None:
     _modules.clear()
 
 
-def kernels_for(fn: Callable, templates: Sequence[Callable], helpers: Sequence[str], sources: Sequence[str]) -> ModuleType:
+def kernels_for(
+    fn: Callable, templates: Sequence[Callable], helpers: Sequence[str], sources: Sequence[str]
+) -> ModuleType:
     """A module whose functions are ``templates`` compiled with ``fn`` as their global ``fn``.
 
     ``helpers`` are the names the templates use from the templates' own module; ``sources`` are
@@ -119,7 +121,10 @@ def _instantiate(fn: Callable, templates: List[Callable], helpers: List[str], so
             )
     module = ModuleType(f"torchlight_fast_kernels_{getattr(fn, '__name__', 'fn')}")
     module.__dict__["_scalar_fn"] = fn
-    exec(compile(_module_text(fn, templates, helpers, None, cache=False), f"<fast kernels for {fn!r}>", "exec"), module.__dict__)
+    exec(
+        compile(_module_text(fn, templates, helpers, None, cache=False), f"<fast kernels for {fn!r}>", "exec"),
+        module.__dict__,
+    )
     return module
 
 
@@ -138,7 +143,9 @@ def _importable(fn: Callable) -> Optional[tuple]:
     return (module, qualname) if found is fn and source and os.path.exists(source) else None
 
 
-def _module_text(fn: Callable, templates: List[Callable], helpers: List[str], home: Optional[tuple], cache: bool) -> str:
+def _module_text(
+    fn: Callable, templates: List[Callable], helpers: List[str], home: Optional[tuple], cache: bool
+) -> str:
     """The generated module's source: imports, ``fn`` compiled inline, the templates, their compilation."""
     home_module = templates[0].__module__
     what = f"{home[0]}.{home[1]}" if home is not None else getattr(fn, "__qualname__", "a scalar function")
@@ -189,6 +196,7 @@ def _import_file(path: str, name: str) -> ModuleType:
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None  # a .py file path always has both
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

@@ -87,8 +87,18 @@ def _pack_rows(src, row_stride, k_stride, r0, r1, cols, dst, rows):
 @_inline
 def _tile(a, ia, lda, b, ib, ldb, kc, out, io, so_r, so_c):
     """out[4 x 4 tile at io] += (4 rows of a at ia) . (4 rows of b at ib), each kc long."""
-    a0, a1, a2, a3 = a[ia : ia + kc], a[ia + lda : ia + lda + kc], a[ia + 2 * lda : ia + 2 * lda + kc], a[ia + 3 * lda : ia + 3 * lda + kc]
-    b0, b1, b2, b3 = b[ib : ib + kc], b[ib + ldb : ib + ldb + kc], b[ib + 2 * ldb : ib + 2 * ldb + kc], b[ib + 3 * ldb : ib + 3 * ldb + kc]
+    a0, a1, a2, a3 = (
+        a[ia : ia + kc],
+        a[ia + lda : ia + lda + kc],
+        a[ia + 2 * lda : ia + 2 * lda + kc],
+        a[ia + 3 * lda : ia + 3 * lda + kc],
+    )
+    b0, b1, b2, b3 = (
+        b[ib : ib + kc],
+        b[ib + ldb : ib + ldb + kc],
+        b[ib + 2 * ldb : ib + 2 * ldb + kc],
+        b[ib + 3 * ldb : ib + 3 * ldb + kc],
+    )
     c00 = c01 = c02 = c03 = c10 = c11 = c12 = c13 = 0.0
     c20 = c21 = c22 = c23 = c30 = c31 = c32 = c33 = 0.0
     for p in range(kc):
@@ -166,10 +176,33 @@ def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1,
 # The parts' signatures: explicit, so that a part can be handed to a parallel launcher as a value.
 _storage, _ints = types.float64[::1], types.int64[::1]
 PACK_SIGNATURE = types.void(
-    types.int64, types.int64, _storage, _ints, _ints, _storage, _ints, _ints, _storage, _storage, types.boolean, types.boolean
+    types.int64,
+    types.int64,
+    _storage,
+    _ints,
+    _ints,
+    _storage,
+    _ints,
+    _ints,
+    _storage,
+    _storage,
+    types.boolean,
+    types.boolean,
 )
 BLOCK_SIGNATURE = types.void(
-    types.int64, types.int64, _storage, _ints, _ints, _storage, _ints, _ints, _storage, _ints, _ints, types.boolean, types.boolean
+    types.int64,
+    types.int64,
+    _storage,
+    _ints,
+    _ints,
+    _storage,
+    _ints,
+    _ints,
+    _storage,
+    _ints,
+    _ints,
+    types.boolean,
+    types.boolean,
 )
 
 
@@ -195,15 +228,21 @@ def pack_part(part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp,
     for t in range(part * tasks // parts, (part + 1) * tasks // parts):
         if t < tasks_a:
             e, g = t // groups_a, t % groups_a
-            _pack_rows(a[e * a_strides[0] :], a_strides[1], a_strides[2], g * MC, min(n, g * MC + MC), k, ap[e * n * k :], n)
+            _pack_rows(
+                a[e * a_strides[0] :], a_strides[1], a_strides[2], g * MC, min(n, g * MC + MC), k, ap[e * n * k :], n
+            )
         else:
             e, g = (t - tasks_a) // groups_b, (t - tasks_a) % groups_b
             # Bᵀ's rows are B's columns: row stride b_strides[2], stride along k b_strides[1].
-            _pack_rows(b[e * b_strides[0] :], b_strides[2], b_strides[1], g * NC, min(m, g * NC + NC), k, bp[e * m * k :], m)
+            _pack_rows(
+                b[e * b_strides[0] :], b_strides[2], b_strides[1], g * NC, min(m, g * NC + NC), k, bp[e * m * k :], m
+            )
 
 
 @njit(cache=True, **_flags)
-def block_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed):
+def block_part(
+    part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed
+):
     """Compute part number ``part`` of ``parts`` of the MC x NC blocks of C, of every batch element.
 
     ``a`` and ``b`` are the packed copies where ``a_packed`` and ``b_packed`` say so, else the operands.
@@ -220,28 +259,77 @@ def block_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, 
     blocks = batch * blocks_i * blocks_j
     for t in range(part * blocks // parts, (part + 1) * blocks // parts):
         e, bi, bj = t // (blocks_i * blocks_j), (t // blocks_j) % blocks_i, t % blocks_j
-        _block(a[e * a_batch :], a_packed, lda, b[e * b_batch :], b_packed, ldb, n, m, k,
-               out[e * out_strides[0] :], out_strides[1], out_strides[2],
-               bi * MC, min(n, bi * MC + MC), bj * NC, min(m, bj * NC + NC))
+        _block(
+            a[e * a_batch :],
+            a_packed,
+            lda,
+            b[e * b_batch :],
+            b_packed,
+            ldb,
+            n,
+            m,
+            k,
+            out[e * out_strides[0] :],
+            out_strides[1],
+            out_strides[2],
+            bi * MC,
+            min(n, bi * MC + MC),
+            bj * NC,
+            min(m, bj * NC + NC),
+        )
 
 
 # The parallel launcher (see fast_parallel.py): packing must finish before any block starts, so
 # two prange loops, in one function so that a product costs one call from Python.
 
 
-def parallel_matmul(pack_part, block_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
+def parallel_matmul(
+    pack_part,
+    block_part,
+    parts,
+    out,
+    out_shape,
+    out_strides,
+    a,
+    a_shape,
+    a_strides,
+    b,
+    b_shape,
+    b_strides,
+    ap,
+    bp,
+    a_packed,
+    b_packed,
+):
     """Run pack_part(p, parts, ...) for every part p in parallel, then block_part(p, parts, ...)."""
     for p in prange(parts):
         pack_part(np.int64(p), parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
     a_src = ap if a_packed else a
     b_src = bp if b_packed else b
     for p in prange(parts):
-        block_part(np.int64(p), parts, out, out_shape, out_strides, a_src, a_shape, a_strides, b_src, b_shape, b_strides, a_packed, b_packed)
+        block_part(
+            np.int64(p),
+            parts,
+            out,
+            out_shape,
+            out_strides,
+            a_src,
+            a_shape,
+            a_strides,
+            b_src,
+            b_shape,
+            b_strides,
+            a_packed,
+            b_packed,
+        )
 
 
 PARALLEL_SIGNATURE = types.void(
-    types.FunctionType(PACK_SIGNATURE), types.FunctionType(BLOCK_SIGNATURE), types.int64,
-    *BLOCK_SIGNATURE.args[2:5], *PACK_SIGNATURE.args[2:],
+    types.FunctionType(PACK_SIGNATURE),
+    types.FunctionType(BLOCK_SIGNATURE),
+    types.int64,
+    *BLOCK_SIGNATURE.args[2:5],
+    *PACK_SIGNATURE.args[2:],
 )
 
 
@@ -300,13 +388,40 @@ def _serial(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_st
     a_packed, b_packed, ap, bp = _prepare(a_shape, a_strides, b_shape, b_strides)
     if a_packed or b_packed:  # (a call into compiled code costs a microsecond even with nothing to do)
         pack_part(0, 1, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed)
-    block_part(0, 1, out, out_shape, out_strides, ap if a_packed else a, a_shape, a_strides,
-               bp if b_packed else b, b_shape, b_strides, a_packed, b_packed)
+    block_part(
+        0,
+        1,
+        out,
+        out_shape,
+        out_strides,
+        ap if a_packed else a,
+        a_shape,
+        a_strides,
+        bp if b_packed else b,
+        b_shape,
+        b_strides,
+        a_packed,
+        b_packed,
+    )
 
 
 def _parallel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, parts):
     a_packed, b_packed, ap, bp = _prepare(a_shape, a_strides, b_shape, b_strides)
     fast_parallel.launcher(parallel_matmul, PARALLEL_SIGNATURE)(
-        _pointers["pack"], _pointers["block"], parts, out, out_shape, out_strides,
-        a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed,
+        _pointers["pack"],
+        _pointers["block"],
+        parts,
+        out,
+        out_shape,
+        out_strides,
+        a,
+        a_shape,
+        a_strides,
+        b,
+        b_shape,
+        b_strides,
+        ap,
+        bp,
+        a_packed,
+        b_packed,
     )

@@ -72,8 +72,15 @@ def run_on_plain_arrays(function: Callable, args: Sequence, out: int) -> None:
     updated from its copy: for the rare storage the compiled signatures do not take (a strided or
     read-only array that a TensorData was made from by hand). Re-raises numba's TypeError when
     every array was fine, since then the error is another one."""
-    if all(not isinstance(x, np.ndarray) or (x.flags.c_contiguous and x.flags.writeable and x.dtype in (np.float64, np.int64)) for x in args):
+    if all(
+        not isinstance(x, np.ndarray)
+        or (x.flags.c_contiguous and x.flags.writeable and x.dtype in (np.float64, np.int64))
+        for x in args
+    ):
         raise
-    fixed = [np.array(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64) if isinstance(x, np.ndarray) else x for x in args]
+    fixed = [
+        np.array(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64) if isinstance(x, np.ndarray) else x
+        for x in args
+    ]
     function(*fixed)
     args[out][...] = fixed[out]

@@ -68,7 +68,9 @@ class Linear(Module):
 
     def _check_input(self, x: Tensor) -> None:
         if not isinstance(x, Tensor):
-            raise TypeError(f"Linear expects a Tensor input, got {type(x).__name__}; make one with torchlight.tensor(...)")
+            raise TypeError(
+                f"Linear expects a Tensor input, got {type(x).__name__}; make one with torchlight.tensor(...)"
+            )
         if x.dims == 0 or x.shape[-1] != self.in_features:
             raise RuntimeError(
                 f"Linear(in_features={self.in_features}, out_features={self.out_features}) got an input of "

@@ -14,12 +14,12 @@ so a backward that needs the old value must keep a copy (``MulInplace``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Type
 
 from .. import scalar as op
 from ..autograd.function_api import Context, InplaceFunction
-from ..autograd.inplace_tracking import check_inplace
 from ..autograd.grad_mode import _Mode
+from ..autograd.inplace_tracking import check_inplace
 from ..autograd.variable import Variable
 from ..tensor_data import broadcasts_to, shape_broadcast
 from .elementwise import Grad, _plus, save
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["AddInplace", "MulInplace", "DivInplace", "Fill", "SetItem", "inplace", "mul_"]
 
 
-def inplace(fn: type, target: Tensor, *others: Any, **kwargs: Any) -> Tensor:
+def inplace(fn: Type[InplaceFunction], target: Tensor, *others: Any, **kwargs: Any) -> Tensor:
     """Check that ``target`` may be changed in place now, then return ``fn.apply(target, *others)``.
 
     The checks run before anything is written, so a refused operation leaves ``target`` intact.
@@ -39,7 +39,7 @@ def inplace(fn: type, target: Tensor, *others: Any, **kwargs: Any) -> Tensor:
     record = _Mode.enabled and any(isinstance(x, Variable) and x.history is not None for x in (target,) + others)
     check_inplace(fn, target, record)
     data = target._data
-    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
+    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape, strict=True)):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             f"memory location (it is an expanded view of shape {data.shape}). Please clone() the tensor "
