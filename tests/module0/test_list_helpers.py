@@ -30,6 +30,8 @@ def test_zip_with(ab):
     a, b = ab
     assert S.zip_with(S.mul)(a, b) == [x * y for x, y in zip(a, b)]
     assert S.zip_with(S.max)(a, b) == S.zip_with(S.max)(b, a)
+    # sub is not commutative: the first list gives the first argument
+    assert S.zip_with(S.sub)(a, b) == [x - y for x, y in zip(a, b)]
 
 
 def test_zip_with_length_mismatch():

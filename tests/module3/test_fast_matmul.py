@@ -2,6 +2,10 @@
 batch dimensions, strided and transposed operands, sizes that are not multiples of the tile or
 the panel, on the serial and the parallel path."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -151,3 +155,20 @@ def test_products_in_several_python_threads_do_not_share_packing_buffers():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_the_parallel_product_needs_no_tbb_or_openmp():
+    # (moved from test_fast_ops.py, task 3.1, which keeps the map, zip and reduce half)
+    code = (
+        "import numba, numpy as np, torchlight\n"
+        "from torchlight.backends import fast, fast_matmul\n"
+        "fast.PARALLEL_THRESHOLD = fast_matmul.MATMUL_PARALLEL_THRESHOLD = 0\n"
+        "x = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend='fast')\n"
+        "product = (x @ x.permute(1, 0)).tolist()\n"
+        "print(numba.threading_layer(), product[2][0] == 62.0)\n"
+    )
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["workqueue", "True"]
+

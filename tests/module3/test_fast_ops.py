@@ -237,19 +237,19 @@ def test_numba_num_threads_is_honoured():
 
 
 def test_the_parallel_path_needs_no_tbb_or_openmp():
+    # (the same for the matrix product: test_fast_matmul.py, task 3.2)
     code = (
         "import numba, numpy as np, torchlight\n"
         "from torchlight import scalar\n"
-        "from torchlight.backends import fast, fast_matmul\n"
-        "fast.PARALLEL_THRESHOLD = fast_matmul.MATMUL_PARALLEL_THRESHOLD = 0\n"
+        "from torchlight.backends import fast\n"
+        "fast.PARALLEL_THRESHOLD = 0\n"
         "x = torchlight.tensor(np.arange(12.0).reshape(3, 4), backend='fast')\n"
         "total = x.backend.reduce(scalar.add, 0.0)(x.backend.zip(scalar.mul)(x, x), 1).tolist()\n"
-        "product = (x @ x.permute(1, 0)).tolist()\n"
-        "print(numba.threading_layer(), total == [[14.0], [126.0], [366.0]], product[2][0] == 62.0)\n"
+        "print(numba.threading_layer(), total == [[14.0], [126.0], [366.0]])\n"
     )
     run = _run(code, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["workqueue", "True", "True"]
+    assert run.stdout.split() == ["workqueue", "True"]
 
 
 def test_default_backend_is_fast_and_a_missing_numba_says_what_to_do():
