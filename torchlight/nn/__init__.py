@@ -1,4 +1,6 @@
 """torchlight.nn: modules, parameters and (from module 4) layers."""
 
-from .module import Module, Parameter
 from .linear import Linear
+from .module import Module, Parameter
+
+__all__ = ["Linear", "Module", "Parameter"]
