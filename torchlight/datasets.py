@@ -44,10 +44,12 @@ def _check(fn_name: str, n: object, seed: object) -> None:
 def _labelled(fn_name: str, n: int, seed: int, label: Callable[[float, float], bool]) -> Graph:
     """n uniform points in [0, 1)^2, labelled 1 where ``label(x1, x2)`` holds."""
     _check(fn_name, n, seed)
+    # BEGIN SOLUTION 0.4: draw n seeded points and label them
     rng = random.Random(seed)
     X = [(rng.random(), rng.random()) for _ in range(n)]
     y = [1 if label(x1, x2) else 0 for x1, x2 in X]
     return Graph(n, X, y)
+    # END SOLUTION 0.4
 
 
 def simple(n: int, seed: int = 0) -> Graph:
@@ -67,12 +69,16 @@ def split(n: int, seed: int = 0) -> Graph:
 
 def xor(n: int, seed: int = 0) -> Graph:
     """Top-left and bottom-right quadrants are class 1: the classic problem no single line solves."""
+    # BEGIN SOLUTION 0.4
     return _labelled("xor", n, seed, lambda x1, x2: (x1 < 0.5) != (x2 < 0.5))
+    # END SOLUTION 0.4
 
 
 def circle(n: int, seed: int = 0) -> Graph:
     """Points outside the circle of radius sqrt(0.1) around (0.5, 0.5) are class 1."""
+    # BEGIN SOLUTION 0.4
     return _labelled("circle", n, seed, lambda x1, x2: (x1 - 0.5) ** 2 + (x2 - 0.5) ** 2 > 0.1)
+    # END SOLUTION 0.4
 
 
 def spiral(n: int, seed: int = 0) -> Graph:

@@ -10,7 +10,9 @@ from typing import Callable, Iterable, List
 
 def mul(x: float, y: float) -> float:
     """x * y"""
+    # BEGIN SOLUTION 0.1
     return x * y
+    # END SOLUTION 0.1
 
 
 def id(x: float) -> float:
@@ -20,80 +22,109 @@ def id(x: float) -> float:
 
 def add(x: float, y: float) -> float:
     """x + y"""
+    # BEGIN SOLUTION 0.1
     return x + y
+    # END SOLUTION 0.1
 
 
 def neg(x: float) -> float:
     """-x"""
+    # BEGIN SOLUTION 0.1
     return -x
+    # END SOLUTION 0.1
 
 
 def lt(x: float, y: float) -> float:
     """1.0 if x < y else 0.0"""
+    # BEGIN SOLUTION 0.1
     return 1.0 if x < y else 0.0
+    # END SOLUTION 0.1
 
 
 def eq(x: float, y: float) -> float:
     """1.0 if x == y else 0.0"""
+    # BEGIN SOLUTION 0.1
     return 1.0 if x == y else 0.0
+    # END SOLUTION 0.1
 
 
 def max(x: float, y: float) -> float:
     """The larger of x and y."""
+    # BEGIN SOLUTION 0.1
     return x if x > y else y
+    # END SOLUTION 0.1
 
 
 def is_close(x: float, y: float) -> float:
     """1.0 if |x - y| < 1e-2 else 0.0"""
-    # Written without abs(): this module defines its own abs, which shadows the builtin,
-    # and numba cannot compile a call to a plain Python function.
+    # BEGIN SOLUTION 0.1
+    # HINT: write it without abs(): this module defines its own abs, which shadows the
+    # builtin, and numba cannot compile a call to a plain Python function.
     return 1.0 if (x - y < 1e-2 and y - x < 1e-2) else 0.0
+    # END SOLUTION 0.1
 
 
 def sigmoid(x: float) -> float:
     """1 / (1 + e^-x), computed without overflow for large |x|."""
-    # exp of a large positive number overflows; use the mirrored form for x < 0.
+    # BEGIN SOLUTION 0.1
+    # HINT: exp of a large positive number overflows; for x < 0 use the mirrored form
+    # e^x / (1 + e^x).
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
     z = math.exp(x)
     return z / (1.0 + z)
+    # END SOLUTION 0.1
 
 
 def relu(x: float) -> float:
     """x if x > 0 else 0.0"""
+    # BEGIN SOLUTION 0.1
     return x if x > 0.0 else 0.0
+    # END SOLUTION 0.1
 
 
 def log(x: float) -> float:
     """Natural log, as PyTorch: -inf at 0 and nan below it (where math.log would raise)."""
+    # BEGIN SOLUTION 0.1
     if x > 0.0:
         return math.log(x)
     return -math.inf if x == 0.0 else math.nan
+    # END SOLUTION 0.1
 
 
 def exp(x: float) -> float:
     """e^x (inf past the float range, where math.exp would raise)"""
+    # BEGIN SOLUTION 0.1
     return math.exp(x) if x < 709.78 else math.inf
+    # END SOLUTION 0.1
 
 
 def inv(x: float) -> float:
     """1 / x (inf at 0, as IEEE and PyTorch; plain Python would raise)"""
+    # BEGIN SOLUTION 0.1
     return 1.0 / x if x != 0.0 else math.inf
+    # END SOLUTION 0.1
 
 
 def log_back(x: float, d: float) -> float:
     """d * d/dx log(x)"""
+    # BEGIN SOLUTION 0.1
     return d / x if x != 0.0 else d * math.inf
+    # END SOLUTION 0.1
 
 
 def inv_back(x: float, d: float) -> float:
     """d * d/dx (1/x)"""
+    # BEGIN SOLUTION 0.1
     return -d / (x * x) if x != 0.0 else -d * math.inf
+    # END SOLUTION 0.1
 
 
 def relu_back(x: float, d: float) -> float:
     """d * d/dx relu(x) (0 at x == 0, as PyTorch)"""
+    # BEGIN SOLUTION 0.1
     return d if x > 0.0 else 0.0
+    # END SOLUTION 0.1
 
 
 # The remaining operators are not in the module-0 exercise list but are lifted by the
@@ -150,15 +181,18 @@ def sign(x: float) -> float:
 
 def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], List[float]]:
     """Lift fn to a function on lists: map(fn)(xs) == [fn(x) for x in xs]."""
+    # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float]) -> List[float]:
         return [fn(x) for x in xs]
 
     return apply
+    # END SOLUTION 0.2
 
 
 def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], Iterable[float]], List[float]]:
     """Lift fn to pairs of lists of equal length: zip_with(fn)(xs, ys)[i] == fn(xs[i], ys[i])."""
+    # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
         xs, ys = list(xs), list(ys)
@@ -167,10 +201,12 @@ def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], 
         return [fn(x, y) for x, y in zip(xs, ys)]
 
     return apply
+    # END SOLUTION 0.2
 
 
 def reduce(fn: Callable[[float, float], float], start: float) -> Callable[[Iterable[float]], float]:
     """Fold a list from the left: reduce(fn, s)([a, b]) == fn(fn(s, a), b)."""
+    # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float]) -> float:
         acc = start
@@ -179,24 +215,33 @@ def reduce(fn: Callable[[float, float], float], start: float) -> Callable[[Itera
         return acc
 
     return apply
+    # END SOLUTION 0.2
 
 
 def neg_list(xs: Iterable[float]) -> List[float]:
     """Negate every element."""
+    # BEGIN SOLUTION 0.2
     return map(neg)(xs)
+    # END SOLUTION 0.2
 
 
 def add_lists(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
     """Elementwise sum of two lists of equal length."""
+    # BEGIN SOLUTION 0.2
     return zip_with(add)(xs, ys)
+    # END SOLUTION 0.2
 
 
 def sum(xs: Iterable[float]) -> float:
     """Sum of a list (0.0 when empty)."""
+    # BEGIN SOLUTION 0.2
     return reduce(add, 0.0)(xs)
+    # END SOLUTION 0.2
 
 
 def prod(xs: Iterable[float]) -> float:
     """Product of a list (1.0 when empty)."""
+    # BEGIN SOLUTION 0.2
     return reduce(mul, 1.0)(xs)
+    # END SOLUTION 0.2
 

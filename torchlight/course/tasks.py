@@ -9,7 +9,6 @@ heading starts with the stage number (``## 0.1 Operators``).
 """
 
 import ast
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +50,7 @@ def stub_statement(message: str) -> str:
     A constant message keeps the stub compilable by numba (nopython mode allows raising an
     exception class with constant arguments), so scalar operators stay valid kernels' bodies.
     """
-    return f"raise NotImplementedError({json.dumps(message, ensure_ascii=False)})"
+    return f"raise NotImplementedError({message!r})"
 
 
 def enclosing_function(tree: ast.AST, region: Region) -> Tuple[str, bool]:
@@ -65,7 +64,8 @@ def enclosing_function(tree: ast.AST, region: Region) -> Tuple[str, bool]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
-                inside = child.lineno < begin and end <= (child.end_lineno or 0)
+                # The END comment may follow the function's last statement (end_lineno); BEGIN may not.
+                inside = child.lineno < begin <= (child.end_lineno or 0)
                 if inside and not isinstance(child, ast.ClassDef):
                     best = (name, child)
                 if inside:

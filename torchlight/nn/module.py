@@ -163,22 +163,28 @@ class Module:
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
         """The direct children as (name, module) pairs, each module once."""
+        # BEGIN SOLUTION 0.3
         seen: Set[int] = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
                 seen.add(id(module))
                 yield name, module
+        # END SOLUTION 0.3
 
     def children(self) -> Iterator["Module"]:
         """The direct children."""
+        # BEGIN SOLUTION 0.3
         for _, module in self.named_children():
             yield module
+        # END SOLUTION 0.3
 
     def named_modules(self, prefix: str = "") -> Iterator[Tuple[str, "Module"]]:
         """This module (named ``prefix``) and every descendant, with dotted names, each once."""
+        # BEGIN SOLUTION 0.3
         seen: Set[int] = set()
         stack: List[Tuple[str, Module]] = [(prefix, self)]
-        # Depth first, children in assignment order (the order PyTorch gives).
+        # HINT: depth first, children in assignment order (the order PyTorch gives); a module
+        # reached twice is given once.
         while stack:
             name, module = stack.pop()
             if id(module) in seen:
@@ -187,14 +193,18 @@ class Module:
             yield name, module
             kids = [(f"{name}.{k}" if name else k, m) for k, m in module._modules.items() if m is not None]
             stack.extend(reversed(kids))
+        # END SOLUTION 0.3
 
     def modules(self) -> Iterator["Module"]:
         """This module and every descendant (as PyTorch; ``children()`` gives only the direct ones)."""
+        # BEGIN SOLUTION 0.3
         for _, module in self.named_modules():
             yield module
+        # END SOLUTION 0.3
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
         """Every Parameter with its dotted name (``"layer1.weight"``), each shared one once."""
+        # BEGIN SOLUTION 0.3
         seen: Set[int] = set()
         walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
         for mod_name, module in walk:
@@ -203,11 +213,14 @@ class Module:
                     continue
                 seen.add(id(param))
                 yield (f"{mod_name}.{name}" if mod_name else name), param
+        # END SOLUTION 0.3
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every Parameter of this module and its descendants."""
+        # BEGIN SOLUTION 0.3
         for _, param in self.named_parameters(recurse=recurse):
             yield param
+        # END SOLUTION 0.3
 
     # -- modes and calling -------------------------------------------------------------
 
@@ -215,14 +228,18 @@ class Module:
         """Set training mode (``mode=False``: evaluation) here and in every descendant; returns self."""
         if not isinstance(mode, bool):
             raise ValueError(f"training mode is expected to be boolean, got {type(mode).__name__}")
+        # BEGIN SOLUTION 0.3
         self.training = mode
         for child in self.children():
             child.train(mode)
         return self
+        # END SOLUTION 0.3
 
     def eval(self) -> "Module":
         """Set evaluation mode here and in every descendant (``train(False)``); returns self."""
+        # BEGIN SOLUTION 0.3
         return self.train(False)
+        # END SOLUTION 0.3
 
     def zero_grad(self) -> None:
         """Clear ``.grad`` of every parameter's value (set it to None)."""
