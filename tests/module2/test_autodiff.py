@@ -53,6 +53,8 @@ UNARY = [
     ("max_keepdim", lambda a: a.max(-1, keepdim=True).values, None, 1, True),
     ("permute", lambda a: reverse(a) * 1.0, None, 0, False),
     ("transpose", lambda a: a.transpose(0, -1).exp(), None, 1, False),
+    # a 3-cycle is not its own inverse (reversing and transposing are): backward must invert it
+    ("permute_cycle", lambda a: a.permute(1, 2, 0).exp(), None, 3, False),
     ("view", lambda a: a.contiguous().view(-1), None, 0, False),
     ("reshape", lambda a: reverse(a).reshape(-1, 1), None, 0, False),
     ("expand", lambda a: a.unsqueeze(0).expand(2, *a.shape).sigmoid(), None, 0, False),

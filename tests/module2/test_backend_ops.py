@@ -108,6 +108,18 @@ def test_map_writes_into_a_strided_out(backend_name, data):
     np.testing.assert_array_equal(target.to_numpy(), expected)
 
 
+@given(data=st.data())
+def test_map_broadcasts_its_input_into_a_larger_out(backend_name, data):
+    # out= may be larger than the input, as numpy's out= of a ufunc: the input is broadcast to it
+    backend = backends.get(backend_name)
+    small, other = data.draw(broadcast_shapes())
+    big = tuple(np.broadcast_shapes(small, other))
+    a, values = data.draw(tensors(backend, shape=small))
+    out = torchlight.zeros(*big, backend=backend)
+    backend.map(scalar.neg)(a, out=out)
+    np.testing.assert_array_equal(out.to_numpy(), -np.broadcast_to(values, big))
+
+
 def test_out_of_the_wrong_shape_is_an_error(backend_name):
     backend = backends.get(backend_name)
     a = torchlight.zeros(2, 3, backend=backend)

@@ -44,5 +44,39 @@ def test_broadcast_index_reads_what_numpy_broadcasting_reads(pair, data):
     assert values[tuple(index)] == expected[tuple(big_index)]
 
 
+@given(broadcast_shapes(max_dims=4))
+def test_broadcast_index_for_every_element(pair):
+    # Every element of the broadcast result, not one drawn at random: a mapping that is wrong
+    # only for some indices (misaligned dimensions, a size-1 dimension not read at 0) shows.
+    for small, other in (pair, pair[::-1]):
+        big = shape_broadcast(small, other)
+        values = np.arange(float(np.prod(small))).reshape(small)
+        expected = np.broadcast_to(values, big)
+        big_index = [0] * len(big)
+        index = [0] * len(small)
+        for ordinal in range(int(np.prod(big))):
+            to_index(ordinal, big, big_index)
+            broadcast_index(big_index, big, small, index)
+            assert all(0 <= i < n for i, n in zip(index, small)), (small, big, big_index, index)
+            assert values[tuple(index)] == expected[tuple(big_index)], (small, big, big_index, index)
+
+
+@pytest.mark.parametrize(
+    "big_index, big, small, expected",
+    [
+        ((1, 2), (2, 3), (3,), (2,)),  # fewer dimensions: aligned on the right
+        ((1, 2), (2, 3), (2, 1), (1, 0)),  # a size-1 dimension is read at 0
+        ((1, 2), (2, 3), (1, 3), (0, 2)),
+        ((3, 0, 2), (4, 2, 3), (2, 1), (0, 0)),
+        ((3, 1, 2), (4, 2, 3), (4, 1, 3), (3, 0, 2)),
+        ((0, 1), (2, 2), (), ()),  # a 0-d tensor broadcasts to anything
+    ],
+)
+def test_broadcast_index_examples(big_index, big, small, expected):
+    index = [0] * len(small)
+    broadcast_index(list(big_index), big, small, index)
+    assert tuple(index) == expected
+
+
 # Operations that broadcast (backend.zip, the Tensor operators, expand + contiguous) run the kernels
 # and Functions of task 2.3: their tests are in test_tensor_operations.py.
