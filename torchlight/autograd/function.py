@@ -10,7 +10,7 @@ of PyTorch's Function API (``setup_context``, several outputs, ``mark_dirty``, f
 ``torchlight.autograd.Function`` is that extended class.
 """
 
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from .grad_mode import _Mode, _set_mode
 from .variable import Variable
@@ -23,6 +23,11 @@ class Context:
     no_grad = False
     needs_input_grad: Tuple[bool, ...] = ()
     _saved: Tuple[Any, ...] = ()
+
+    if TYPE_CHECKING:  # a Function keeps its own values on ctx (ctx.shape = ...), as in PyTorch
+
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def __init__(self, no_grad: bool = False, saved_values: Tuple[Any, ...] = ()):
         if no_grad:
