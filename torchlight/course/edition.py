@@ -111,8 +111,7 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
         elif path.endswith(".ipynb"):
             target.write_text(notebook_without_outputs(json.loads(source.read_text(encoding="utf-8"))), encoding="utf-8")
         elif path == ".ci/run":
-            lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-            target.write_text("".join(l for l in lines if "torchlight.course" not in l), encoding="utf-8")
+            target.write_text(_without_course(source.read_text(encoding="utf-8")), encoding="utf-8")
         else:
             shutil.copyfile(source, target)
         shutil.copymode(source, target)  # .ci/run stays executable
@@ -140,6 +139,18 @@ def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> 
         if "$(VENV)/.installed:" in text and "\nsetup:" not in text:
             makefile.write_text(text.rstrip("\n") + "\n" + _SETUP_TARGET, encoding="utf-8")
     return 2
+
+
+def _without_course(script: str) -> str:
+    """A CI script without its ``torchlight.course`` lines (and the comments just above them)."""
+    kept: List[str] = []
+    for line in script.splitlines(keepends=True):
+        if "torchlight.course" in line:
+            while kept and kept[-1].lstrip().startswith("#") and not kept[-1].startswith("#!"):
+                kept.pop()
+            continue
+        kept.append(line)
+    return "".join(kept)
 
 
 def _check_no_markers(out: Path) -> None:
