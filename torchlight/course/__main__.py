@@ -30,6 +30,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     check = sub.add_parser("verify", help="check the student edition stage by stage")
     check.add_argument("stages", nargs="*", metavar="N.K", help="only these stages (default: every stage with regions)")
     check.add_argument("--cumulative", action="store_true", help="with stage t solved, grade every stage up to t")
+    check.add_argument(
+        "--whole-course", action="store_true", help="in the full edition run grading --all, not only the stages with regions"
+    )
     check.add_argument("--keep", action="store_true", help="keep the temporary edition (its path is printed)")
     ns = parser.parse_args(argv)
 
@@ -45,7 +48,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"  stubbed: {', '.join(edition.stubbed) or 'nothing'}")
             print(f"  solved:  {', '.join(edition.solved) or 'nothing'}")
             return 0
-        return verify(course, ns.stages, cumulative=ns.cumulative, keep=ns.keep)
+        return verify(course, ns.stages, cumulative=ns.cumulative, whole_course=ns.whole_course, keep=ns.keep)
     except (MarkerError, ValueError, FileExistsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
