@@ -1,5 +1,6 @@
 """torchlight.grading: a stage's checks run in-process and come back as a pass/fail table."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -120,3 +121,96 @@ def test_command_line():
         [sys.executable, "-m", "torchlight.grading", "7.1"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and "unknown stage '7.1'" in bad.stderr
+
+
+# -- several stages at once, stubs, --all and Gradescope ------------------------------------
+
+STUBBED = """
+import pytest
+from hypothesis import given, strategies as st
+
+def double(x):
+    raise NotImplementedError("Task 0.1: implement double in ops.py; see the notebook")
+
+@pytest.mark.task0_1
+@given(st.floats(0, 1))
+def test_double_property(x):
+    assert double(x) == 2 * x
+
+@pytest.mark.task0_1
+def test_double_quoted():
+    with pytest.raises(RuntimeError, match="two"):  # NotImplementedError is a RuntimeError
+        double(1)
+
+@pytest.mark.task0_2
+def test_wrong():
+    assert 1 + 1 == 3
+
+@pytest.mark.task0_2
+def test_right():
+    pass
+"""
+
+
+def test_grade_stages_splits_one_run_by_stage_and_names_stubs(tmp_path):
+    results = grading.grade_stages(["0.1", "0.2"], tests_dir=_suite(tmp_path, STUBBED))
+    first, second = results
+    assert [r.stage.name for r in results] == ["0.1", "0.2"]
+    assert first.total == 2 and not first.passed
+    assert [row.task for row in first.rows] == ["0.1", "0.1"]
+    assert first.not_implemented == ["0.1"] and first.state == "not implemented: Task 0.1"
+    assert "NOT PASSED (not implemented: Task 0.1)" in first.summary()
+    # hypothesis stopped at the stub: no shrinking, no falsifying example, the stub's message shown
+    (prop,) = [row for row in first.rows if "property" in row.test]
+    assert prop.message.startswith("NotImplementedError: Task 0.1: implement double") and prop.seconds < 2
+    assert second.state == "NOT PASSED" and second.counts == {"failed": 1, "passed": 1}
+    table = grading.course_table(results)
+    assert "0.1  operators" in table and "0/2  not implemented: Task 0.1" in table
+    assert "1/2  NOT PASSED" in table and "FAIL  test_fake.py::test_wrong" in table
+    assert "0 of 2 stages passed" in table
+
+
+def test_gradescope_results_one_test_per_stage(tmp_path):
+    results = grading.grade_stages(["0"], tests_dir=_suite(tmp_path, STUBBED))
+    assert [r.stage.name for r in results] == ["0.1", "0.2", "0.3", "0.4"]  # a module stands for its stages
+    assert [r.state for r in results][2:] == ["no checks yet", "no checks yet"]
+    out = grading.gradescope(results)
+    assert set(out) == {"score", "execution_time", "output", "tests"}
+    assert [(t["number"], t["score"], t["max_score"], t["status"]) for t in out["tests"]] == [
+        ("0.1", 0.0, 1.0, "failed"),
+        ("0.2", 0.0, 1.0, "failed"),
+    ]
+    assert out["tests"][1]["name"] == "Stage 0.2: list helpers" and "test_wrong" in out["tests"][1]["output"]
+    partial = grading.gradescope(results, partial_credit=True)
+    assert [t["score"] for t in partial["tests"]] == [0.0, 0.5] and partial["score"] == 0.5
+
+
+def test_stub_task_looks_through_causes_groups_and_quotes():
+    stub = NotImplementedError("Task 1.2: implement mul in x.py; see y")
+    assert grading._stub_task(stub) == "1.2"
+    try:
+        try:
+            raise stub
+        except NotImplementedError as e:
+            raise RuntimeError("backward failed") from e
+    except RuntimeError as wrapped:
+        assert grading._stub_task(wrapped) == "1.2"
+    assert grading._stub_task(ExceptionGroup("two", [stub, NotImplementedError("Task 1.3: a; see b")])) == "1.2"
+    assert grading._stub_task(ExceptionGroup("mixed", [stub, AssertionError("1 != 2")])) == ""
+    assert grading._stub_task(AssertionError("Regex pattern did not match.\n Actual message: 'Task 2.1: f; see g'")) == "2.1"
+    assert grading._stub_task(NotImplementedError("Module [Net] is missing forward")) == ""
+    assert grading._stub_task(AssertionError("assert 7.0 == 6.0")) == ""
+
+
+def test_command_line_all_and_json(tmp_path):
+    suite = _suite(tmp_path, STUBBED)
+    path = tmp_path / "results.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "torchlight.grading", "--all", "--tests-dir", str(suite), "--json", str(path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "not implemented: Task 0.1" in run.stdout and "1.1  central difference" in run.stdout
+    assert json.loads(path.read_text())["tests"][0]["number"] == "0.1"
+    both = subprocess.run([sys.executable, "-m", "torchlight.grading", "--all", "0.1"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2

@@ -447,6 +447,8 @@ class _Collector:
         row = self.rows.get(getattr(node, "nodeid", None))
         if row is not None and report.failed and not row.task and call.excinfo is not None:
             row.task = _stub_task(call.excinfo.value)
+            if isinstance(call.excinfo.value, _StubReached):
+                row.message = str(call.excinfo.value)  # the stub's own words, not our wrapper's name
 
     def pytest_collection_finish(self, session) -> None:
         for item in session.items:
