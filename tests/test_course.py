@@ -289,6 +289,13 @@ def test_grading_all_in_an_edition_names_the_missing_task(tmp_path):
         ("0.2", 0.0, 1.0, "failed"),
     ]
     assert results["score"] == 1.0 and "test_triple" in results["tests"][1]["output"]
+    # held-back checks, kept out of the edition's tests/, grade with --tests-dir
+    (out / "heldback" / "module0").mkdir(parents=True)
+    (out / "heldback" / "module0" / "test_more.py").write_text(
+        "import pytest\nfrom torchlight import ops\n\n@pytest.mark.task0_1\ndef test_double_big():\n    assert ops.double(10**6) == 2 * 10**6\n"
+    )
+    held = _run(["-m", "torchlight.grading", "0.1", "--tests-dir", "heldback"], out)
+    assert held.returncode == 0 and "Stage 0.1 (doubling): PASSED, 1 passed" in held.stdout, held.stdout + held.stderr
 
 
 def test_verify_passes_on_a_good_course(tmp_path):
