@@ -42,9 +42,15 @@ def _at(i):
 @pytest.mark.parametrize(
     "text, error",
     [
-        ("@BEGIN 0.1\nx\n@BEGIN 0.2\ny\n@END 0.2\n@END 0.1\n", r"f.py:3: BEGIN SOLUTION 0.2 inside the region of stage 0.1 opened at f.py:1"),
+        (
+            "@BEGIN 0.1\nx\n@BEGIN 0.2\ny\n@END 0.2\n@END 0.1\n",
+            r"f.py:3: BEGIN SOLUTION 0.2 inside the region of stage 0.1 opened at f.py:1",
+        ),
         ("x\n@END 0.1\n", r"f.py:2: END SOLUTION 0.1 without a BEGIN"),
-        ("@BEGIN 0.1\nx\n@END 0.2\n", r"f.py:3: END SOLUTION 0.2 closes the region BEGIN SOLUTION 0.1 opened at f.py:1"),
+        (
+            "@BEGIN 0.1\nx\n@END 0.2\n",
+            r"f.py:3: END SOLUTION 0.2 closes the region BEGIN SOLUTION 0.1 opened at f.py:1",
+        ),
         ("@BEGIN 0.1\nx\n", r"f.py:1: BEGIN SOLUTION 0.1 is never closed"),
         ("@BEGIN 0.1\n\n@END 0.1\n", r"f.py:1: the region of stage 0.1 is empty"),
         ("x = 1\n# BEGIN SOLUTION\n", r"f.py:2: malformed solution marker"),
@@ -75,9 +81,19 @@ def test_render_keeps_indentation_hints_and_solved_bodies():
     (region,) = find_regions(lines, _at)
     assert (region.stage, region.begin, region.end, region.indent, region.text) == ("0.1", 2, 9, "    ", "the answer")
     stub = render(lines, [region], lambda r: False, lambda r: "raise NotImplementedError('Task 0.1')")
-    assert stub == ['def f(x):', '    "doc"', "    # HINT: add one", "    #   (then return it)", "    raise NotImplementedError('Task 0.1')", ""]
+    assert stub == [
+        "def f(x):",
+        '    "doc"',
+        "    # HINT: add one",
+        "    #   (then return it)",
+        "    raise NotImplementedError('Task 0.1')",
+        "",
+    ]
     solved = render(lines, [region], lambda r: True, lambda r: "unused")
-    assert "\n".join(solved) == 'def f(x):\n    "doc"\n    # HINT: add one\n    #   (then return it)\n\n    # a private note: a blank line ends the hint\n    y = x + 1\n    return y\n'
+    assert (
+        "\n".join(solved) == 'def f(x):\n    "doc"\n    # HINT: add one\n    #   (then return it)\n\n'
+        "    # a private note: a blank line ends the hint\n    y = x + 1\n    return y\n"
+    )
 
 
 # -- a synthetic course ---------------------------------------------------------------------
@@ -87,7 +103,16 @@ def _notebook(cells):
     return json.dumps(
         {
             "cells": [
-                {"cell_type": kind, "metadata": {}, "source": source, **({"outputs": [{"output_type": "stream", "name": "stdout", "text": "2\n"}], "execution_count": 3} if kind == "code" else {})}
+                {
+                    "cell_type": kind,
+                    "metadata": {},
+                    "source": source,
+                    **(
+                        {"outputs": [{"output_type": "stream", "name": "stdout", "text": "2\n"}], "execution_count": 3}
+                        if kind == "code"
+                        else {}
+                    ),
+                }
                 for kind, source in cells
             ],
             "metadata": {},
@@ -164,7 +189,12 @@ def _course(tmp_path, *, ops=None, tests=None) -> Path:
         _notebook(
             [
                 ("markdown", "# Module 0\n## 0.1 Doubling\n"),
-                ("code", _marked("from torchlight import ops\n@BEGIN 0.1\nanswer = ops.double(1)\n@END 0.1\nassert answer == 2")),
+                (
+                    "code",
+                    _marked(
+                        "from torchlight import ops\n@BEGIN 0.1\nanswer = ops.double(1)\n@END 0.1\nassert answer == 2"
+                    ),
+                ),
                 ("markdown", "## 0.2 Tripling\n"),
             ]
         )
@@ -185,14 +215,25 @@ def test_tasks_say_what_to_write_and_where(tmp_path):
     by = {(t.path, t.label): t for t in course.tasks}
     double = by["torchlight/ops.py", "double"]
     assert double.whole and double.where == "torchlight/ops.py:6"
-    assert double.message == 'Task 0.1: implement double in torchlight/ops.py; see notebooks/module0_basics.ipynb, section "0.1 Doubling"'
+    assert (
+        double.message
+        == 'Task 0.1: implement double in torchlight/ops.py; see notebooks/module0_basics.ipynb, section "0.1 Doubling"'
+    )
     triple = by["torchlight/ops.py", "triple"]
     assert not triple.whole
-    assert triple.message.startswith("Task 0.2: multiply by three in torchlight/ops.py; see notebooks/module0_basics.ipynb, section \"0.2 Tripling\"")
+    assert triple.message.startswith(
+        'Task 0.2: multiply by three in torchlight/ops.py; see notebooks/module0_basics.ipynb, section "0.2 Tripling"'
+    )
     cell = by["notebooks/module0_basics.ipynb", "cell 2"]
-    assert cell.message == 'Task 0.1: write the answer to this exercise; see notebooks/module0_basics.ipynb, section "0.1 Doubling"'
+    assert (
+        cell.message
+        == 'Task 0.1: write the answer to this exercise; see notebooks/module0_basics.ipynb, section "0.1 Doubling"'
+    )
     listing = stage_listing(course)
-    assert "0.1   doubling (2 regions)\n        notebooks/module0_basics.ipynb: cell 2\n        torchlight/ops.py: double" in listing
+    assert (
+        "0.1   doubling (2 regions)\n        notebooks/module0_basics.ipynb: cell 2\n        torchlight/ops.py: double"
+        in listing
+    )
     assert "0.3   later: no regions yet" in listing
 
 
@@ -200,8 +241,14 @@ def test_tasks_say_what_to_write_and_where(tmp_path):
     "ops, error",
     [
         ("@BEGIN 0.1\nX = 1\n@END 0.1\n", r"torchlight/ops.py:1: the region of stage 0.1 is not inside a function"),
-        ("def f():\n    @BEGIN 0.9\n    return 1\n    @END 0.9\n", r"torchlight/ops.py:2: stage 0.9 is not a course stage"),
-        ("def f():\n@BEGIN 0.1\n    return 1\n@END 0.1\n", r"torchlight/ops.py:2: indent BEGIN SOLUTION 0.1 like the code"),
+        (
+            "def f():\n    @BEGIN 0.9\n    return 1\n    @END 0.9\n",
+            r"torchlight/ops.py:2: stage 0.9 is not a course stage",
+        ),
+        (
+            "def f():\n@BEGIN 0.1\n    return 1\n@END 0.1\n",
+            r"torchlight/ops.py:2: indent BEGIN SOLUTION 0.1 like the code",
+        ),
         ("def f():\n    @BEGIN 0.1\n    return 1\n", r"torchlight/ops.py:2: BEGIN SOLUTION 0.1 is never closed"),
     ],
 )
@@ -213,7 +260,9 @@ def test_misplaced_regions_are_errors(tmp_path, ops, error):
 def test_a_marker_in_a_markdown_cell_is_an_error(tmp_path):
     root = _course(tmp_path)
     (root / "notebooks" / "module0_basics.ipynb").write_text(_notebook([("markdown", _marked("@BEGIN 0.1\n"))]))
-    with pytest.raises(MarkerError, match=r"module0_basics.ipynb, cell 1, line 1: solution markers belong in code cells"):
+    with pytest.raises(
+        MarkerError, match=r"module0_basics.ipynb, cell 1, line 1: solution markers belong in code cells"
+    ):
         Course.load(root)
 
 
@@ -229,15 +278,32 @@ def test_the_student_edition(tmp_path):
     assert edition.stubbed == ["0.1", "0.2"] and edition.solved == []
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and ".git" not in p.parts)
     assert files == [
-        ".ci/run", ".gitignore", "Makefile", "README.md", "notebooks/module0_basics.ipynb", "setup.cfg",
-        "tests/module0/test_ops.py", "torchlight/__init__.py", "torchlight/grading.py", "torchlight/ops.py",
+        ".ci/run",
+        ".gitignore",
+        "Makefile",
+        "README.md",
+        "notebooks/module0_basics.ipynb",
+        "setup.cfg",
+        "tests/module0/test_ops.py",
+        "torchlight/__init__.py",
+        "torchlight/grading.py",
+        "torchlight/ops.py",
     ]  # no course package, no instructors' notes
     ops = (out / "torchlight" / "ops.py").read_text()
     assert "SOLUTION" not in ops and "2 * x" not in ops and "3 * x" not in ops
     assert '    """2 x"""\n    raise NotImplementedError(\'Task 0.1: implement double' in ops
-    assert '        raise TypeError("a number, please")\n    # HINT: x + x + x works too\n    raise NotImplementedError(\'Task 0.2: multiply by three' in ops
-    (cell,) = [c for c in json.loads((out / "notebooks" / "module0_basics.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
-    assert "".join(cell["source"]).startswith("from torchlight import ops\nraise NotImplementedError('Task 0.1: write the answer")
+    assert (
+        '        raise TypeError("a number, please")\n    # HINT: x + x + x works too\n'
+        "    raise NotImplementedError('Task 0.2: multiply by three" in ops
+    )
+    (cell,) = [
+        c
+        for c in json.loads((out / "notebooks" / "module0_basics.ipynb").read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
+    assert "".join(cell["source"]).startswith(
+        "from torchlight import ops\nraise NotImplementedError('Task 0.1: write the answer"
+    )
     assert cell["outputs"] == [] and cell["execution_count"] is None
     assert "student edition" in (out / "README.md").read_text() and "grading --all" in (out / "README.md").read_text()
     assert "torchlight.course" not in (out / ".ci" / "run").read_text() and os.access(out / ".ci" / "run", os.X_OK)
@@ -247,7 +313,9 @@ def test_the_student_edition(tmp_path):
         log = subprocess.run(["git", "log", "--oneline"], cwd=out, capture_output=True, text=True, check=True).stdout
         assert len(log.splitlines()) == 1
     # import works; a stub raises only when called, with its task
-    run = _run(["-c", "import torchlight.ops as o\ntry:\n    o.double(1)\nexcept NotImplementedError as e:\n    print(e)"], out)
+    run = _run(
+        ["-c", "import torchlight.ops as o\ntry:\n    o.double(1)\nexcept NotImplementedError as e:\n    print(e)"], out
+    )
     assert run.stdout.startswith("Task 0.1: implement double"), run.stderr
     with pytest.raises(FileExistsError):
         write_edition(course, out)
@@ -292,7 +360,8 @@ def test_grading_all_in_an_edition_names_the_missing_task(tmp_path):
     # held-back checks, kept out of the edition's tests/, grade with --tests-dir
     (out / "heldback" / "module0").mkdir(parents=True)
     (out / "heldback" / "module0" / "test_more.py").write_text(
-        "import pytest\nfrom torchlight import ops\n\n@pytest.mark.task0_1\ndef test_double_big():\n    assert ops.double(10**6) == 2 * 10**6\n"
+        "import pytest\nfrom torchlight import ops\n\n"
+        "@pytest.mark.task0_1\ndef test_double_big():\n    assert ops.double(10**6) == 2 * 10**6\n"
     )
     held = _run(["-m", "torchlight.grading", "0.1", "--tests-dir", "heldback"], out)
     assert held.returncode == 0 and "Stage 0.1 (doubling): PASSED, 1 passed" in held.stdout, held.stdout + held.stderr
@@ -314,7 +383,10 @@ def test_verify_judges_what_a_stub_should_cause():
         return {"stages": {"0.2": {"passed": passed, "problem": "", "rows": [list(r) for r in rows]}}}
 
     good = _Check("0.2", "tripling", 1)
-    _judge_without(good, found(False, ("t.py::a", "failed", "NotImplementedError: Task 0.2: x", "0.2"), ("t.py::b", "passed", "", "")))
+    _judge_without(
+        good,
+        found(False, ("t.py::a", "failed", "NotImplementedError: Task 0.2: x", "0.2"), ("t.py::b", "passed", "", "")),
+    )
     assert good.without == "1 of 2 fail, all at Task 0.2 stubs" and not good.problems
 
     blind = _Check("0.2", "tripling", 1)  # its tests never reach its code
@@ -322,7 +394,14 @@ def test_verify_judges_what_a_stub_should_cause():
     assert blind.without == "PASSES" and "passes with its regions stubbed" in blind.problems[0]
 
     stray = _Check("0.2", "tripling", 1)  # reaches a later stage's stub, or fails for another reason
-    _judge_without(stray, found(False, ("t.py::a", "failed", "NotImplementedError: Task 0.3: y", "0.3"), ("t.py::b", "error", "ImportError: no name", "")))
+    _judge_without(
+        stray,
+        found(
+            False,
+            ("t.py::a", "failed", "NotImplementedError: Task 0.3: y", "0.3"),
+            ("t.py::b", "error", "ImportError: no name", ""),
+        ),
+    )
     assert stray.without == "2 of 2 failures not from Task 0.2"
     assert "t.py::a fails at the Task 0.3 stub" in stray.problems[0] and "ImportError: no name" in stray.problems[1]
 

@@ -36,7 +36,17 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torchlight
 
-__all__ = ["GradeResult", "Row", "Stage", "StageFailed", "course_table", "grade", "grade_stages", "gradescope", "stages"]
+__all__ = [
+    "GradeResult",
+    "Row",
+    "Stage",
+    "StageFailed",
+    "course_table",
+    "grade",
+    "grade_stages",
+    "gradescope",
+    "stages",
+]
 
 _CHECKOUT = Path(torchlight.__file__).resolve().parents[1]
 _CHECKOUT_HELP = (
@@ -311,7 +321,9 @@ def grade_stages(
     picked = [_find_stage(n) for n in names] or list(known.values())
     chosen: List[Stage] = []
     for stage in picked:
-        tasks = [stage] if stage.task is not None else [s for s in known.values() if s.module == stage.module and s.task is not None]
+        tasks = [stage]
+        if stage.task is None:  # a module: its stages
+            tasks = [s for s in known.values() if s.module == stage.module and s.task is not None]
         chosen.extend(t for t in tasks if t not in chosen)
     chosen.sort(key=lambda s: (s.module, s.task))
     tests = Path(tests_dir) if tests_dir is not None else _CHECKOUT / "tests"
@@ -324,7 +336,7 @@ def grade_stages(
     if folders:
         collector, code, output, _ = _pytest(folders, " or ".join(s.marker for s in chosen))
         collector.results()  # settles rows that never ran
-        for row, module in zip(collector.broken, collector.broken_modules):
+        for row, module in zip(collector.broken, collector.broken_modules, strict=True):
             for result in results.values():
                 if module is None or result.stage.module == module:
                     result.rows.append(row)
@@ -505,7 +517,9 @@ def _explain(result: GradeResult, code: int, output: str, where: str) -> None:
         tail = "\n".join(output.strip().splitlines()[-8:])
         result.problem = f"pytest could not run the checks (exit code {code}):\n{tail}"
     elif not result.rows:
-        result.problem = f"no checks found: nothing in {where} is marked {stage.marker}, so there is nothing to pass yet"
+        result.problem = (
+            f"no checks found: nothing in {where} is marked {stage.marker}, so there is nothing to pass yet"
+        )
     elif not result.counts.get("passed") and not result.failures:
         result.problem = "every check was skipped: " + result.rows[0].message
 
@@ -665,7 +679,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument(
         "--partial-credit", action="store_true", help="with --json: a stage scores the fraction of its checks passed"
     )
-    parser.add_argument("--tests-dir", metavar="DIR", help="grade against DIR/moduleN/ (held-back tests) instead of tests/")
+    parser.add_argument(
+        "--tests-dir", metavar="DIR", help="grade against DIR/moduleN/ (held-back tests) instead of tests/"
+    )
     ns = parser.parse_args(argv)
     if ns.list:
         print(_listing(stages()))

@@ -15,9 +15,15 @@ from .verify import verify
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one subcommand; exit status 0 on success, 1 when verify fails, 2 for a usage or marker error."""
-    parser = argparse.ArgumentParser(prog="python -m torchlight.course", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m torchlight.course",
+        description="Make a student edition, list what each stage asks for, verify the edition (docs/instructors.md).",
+    )
     parser.add_argument(
-        "--source", metavar="DIR", default=None, help="the reference checkout (default: the one torchlight is imported from)"
+        "--source",
+        metavar="DIR",
+        default=None,
+        help="the reference checkout (default: the one torchlight is imported from)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     student = sub.add_parser("student", help="write a student edition to OUT")
@@ -31,7 +37,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     check.add_argument("stages", nargs="*", metavar="N.K", help="only these stages (default: every stage with regions)")
     check.add_argument("--cumulative", action="store_true", help="with stage t solved, grade every stage up to t")
     check.add_argument(
-        "--whole-course", action="store_true", help="in the full edition run grading --all, not only the stages with regions"
+        "--whole-course",
+        action="store_true",
+        help="in the full edition run grading --all, not only the stages with regions",
     )
     check.add_argument("--keep", action="store_true", help="keep the temporary edition (its path is printed)")
     ns = parser.parse_args(argv)

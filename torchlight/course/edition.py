@@ -109,7 +109,9 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
         if path in course.marked_files:
             target.write_text(course.render(path, solved), encoding="utf-8")
         elif path.endswith(".ipynb"):
-            target.write_text(notebook_without_outputs(json.loads(source.read_text(encoding="utf-8"))), encoding="utf-8")
+            target.write_text(
+                notebook_without_outputs(json.loads(source.read_text(encoding="utf-8"))), encoding="utf-8"
+            )
         elif path == ".ci/run":
             target.write_text(_without_course(source.read_text(encoding="utf-8")), encoding="utf-8")
         else:
@@ -182,8 +184,14 @@ def _git_init(out: Path) -> None:
     env = dict(os.environ, GIT_AUTHOR_NAME="torchlight course", GIT_AUTHOR_EMAIL="course@torchlight.invalid")
     env.update(GIT_COMMITTER_NAME=env["GIT_AUTHOR_NAME"], GIT_COMMITTER_EMAIL=env["GIT_AUTHOR_EMAIL"])
     try:
-        for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "torchlight student edition"]):
+        for cmd in (
+            ["git", "init", "-q"],
+            ["git", "add", "-A"],
+            ["git", "commit", "-q", "-m", "torchlight student edition"],
+        ):
             subprocess.run(cmd, cwd=out, env=env, check=True, capture_output=True)
     except (OSError, subprocess.CalledProcessError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
-        raise RuntimeError(f"git could not make the edition a repository ({exc}): {detail.decode(errors='replace')}") from None
+        raise RuntimeError(
+            f"git could not make the edition a repository ({exc}): {detail.decode(errors='replace')}"
+        ) from None

@@ -78,14 +78,16 @@ def find_regions(lines: List[str], at: Callable[[int], str]) -> List[Region]:
             open_ = Region(begin["stage"], i, -1, begin["indent"], begin["text"] or "")
         elif end:
             if open_ is None:
-                raise MarkerError(f"{at(i)}: END SOLUTION {end['stage']} without a BEGIN SOLUTION {end['stage']} above it")
+                raise MarkerError(
+                    f"{at(i)}: END SOLUTION {end['stage']} without a BEGIN SOLUTION {end['stage']} above it"
+                )
             if end["stage"] != open_.stage:
                 raise MarkerError(
                     f"{at(i)}: END SOLUTION {end['stage']} closes the region BEGIN SOLUTION {open_.stage} "
                     f"opened at {at(open_.begin)}; the stage numbers must match"
                 )
             region = Region(open_.stage, open_.begin, i, open_.indent, open_.text)
-            if not any(l.strip() for l in region.body(lines)):
+            if not any(line.strip() for line in region.body(lines)):
                 raise MarkerError(f"{at(open_.begin)}: the region of stage {open_.stage} is empty")
             regions.append(region)
             open_ = None
@@ -95,7 +97,9 @@ def find_regions(lines: List[str], at: Callable[[int], str]) -> List[Region]:
                 "(optionally followed by ': what to write') or '# END SOLUTION N.K' on a line of its own"
             )
     if open_ is not None:
-        raise MarkerError(f"{at(open_.begin)}: BEGIN SOLUTION {open_.stage} is never closed by END SOLUTION {open_.stage}")
+        raise MarkerError(
+            f"{at(open_.begin)}: BEGIN SOLUTION {open_.stage} is never closed by END SOLUTION {open_.stage}"
+        )
     return regions
 
 

@@ -37,7 +37,17 @@ from .tasks import (
 __all__ = ["Course", "list_files"]
 
 # Never part of an edition, whatever git says: caches, builds, compiled kernels, environments.
-_JUNK_DIRS = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", "build", "dist"}
+_JUNK_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    "build",
+    "dist",
+}
 _JUNK_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc", ".so")
 
 
@@ -46,7 +56,9 @@ def list_files(root: Path) -> List[str]:
     try:
         run = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, check=True,
+            cwd=root,
+            capture_output=True,
+            check=True,
         )
         names = [n for n in run.stdout.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout (an unpacked archive)
@@ -162,7 +174,9 @@ def _as_source(text: str, original) -> object:
 def _check_stages(regions: List[Region], stages: Dict[str, str], at: Callable[[int], str]) -> None:
     for r in regions:
         if r.stage not in stages:
-            raise MarkerError(f"{at(r.begin)}: stage {r.stage} is not a course stage (setup.cfg lists {', '.join(stages)})")
+            raise MarkerError(
+                f"{at(r.begin)}: stage {r.stage} is not a course stage (setup.cfg lists {', '.join(stages)})"
+            )
 
 
 def _check_indent(lines: List[str], region: Region, at: Callable[[int], str]) -> None:
@@ -203,7 +217,9 @@ def _load_py(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]
     try:
         tree = ast.parse(text, path)
     except SyntaxError as exc:
-        raise MarkerError(f"{path}:{exc.lineno}: the file does not parse, so its regions cannot be placed: {exc.msg}") from None
+        raise MarkerError(
+            f"{path}:{exc.lineno}: the file does not parse, so its regions cannot be placed: {exc.msg}"
+        ) from None
     headings = _headings_reader(root)
     tasks = []
     for r in regions:
@@ -222,7 +238,9 @@ def _load_py(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]
     try:
         compile(stubbed, path, "exec")
     except SyntaxError as exc:
-        raise MarkerError(f"{path}:{exc.lineno}: with its regions stubbed the file no longer compiles: {exc.msg}") from None
+        raise MarkerError(
+            f"{path}:{exc.lineno}: with its regions stubbed the file no longer compiles: {exc.msg}"
+        ) from None
     return m
 
 
@@ -244,14 +262,16 @@ def _load_notebook(root: Path, path: str, stages: Dict[str, str]) -> Optional[_M
         if cell.get("cell_type") != "code":
             for n, line in enumerate(lines):
                 if looks_like_marker(line):
-                    raise MarkerError(f"{at(n)}: solution markers belong in code cells, not {cell.get('cell_type')} cells")
+                    raise MarkerError(
+                        f"{at(n)}: solution markers belong in code cells, not {cell.get('cell_type')} cells"
+                    )
             continue
         regions = find_regions(lines, at)
         if not regions:
             continue
         _check_stages(regions, stages, at)
         # IPython magics are not Python: blank them out to find the enclosing function.
-        plain = "\n".join("" if _MAGIC.match(l) else l for l in lines)
+        plain = "\n".join("" if _MAGIC.match(line) else line for line in lines)
         try:
             tree: Optional[ast.AST] = ast.parse(plain)
         except SyntaxError:
@@ -262,7 +282,11 @@ def _load_notebook(root: Path, path: str, stages: Dict[str, str]) -> Optional[_M
         for r in regions:
             _check_indent(lines, r, at)
             function, whole = enclosing_function(tree, r) if tree is not None else ("", False)
-            what = r.text or (f"{'implement' if whole else 'complete'} {function}" if function else "write the answer to this exercise")
+            what = r.text or (
+                f"{'implement' if whole else 'complete'} {function}"
+                if function
+                else "write the answer to this exercise"
+            )
             tasks.append(Task(r.stage, path, r.begin + 1, i, function, whole, f"Task {r.stage}: {what}; see {see}"))
         m.cells[i], m.regions[i], m.tasks[i] = lines, regions, tasks
     return m if m.cells else None

@@ -41,7 +41,9 @@ class Task:
     @property
     def where(self) -> str:
         """``path:line``, or ``path, cell C, line L`` in a notebook."""
-        return f"{self.path}:{self.line}" if self.cell is None else f"{self.path}, cell {self.cell + 1}, line {self.line}"
+        return (
+            f"{self.path}:{self.line}" if self.cell is None else f"{self.path}, cell {self.cell + 1}, line {self.line}"
+        )
 
 
 def stub_statement(message: str) -> str:

@@ -28,9 +28,9 @@ they share a subprocess. The edition has its own numba and kernel caches (``NUMB
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -121,7 +121,9 @@ def verify(
     todo = list(staged) if not stages else list(stages)
     for t in todo:
         if t not in staged:
-            raise ValueError(f"stage {t} has no regions to verify; the stages with regions are {', '.join(staged) or 'none'}")
+            raise ValueError(
+                f"stage {t} has no regions to verify; the stages with regions are {', '.join(staged) or 'none'}"
+            )
     if not todo:
         say("no stage has solution regions yet: nothing to verify")
         return 1
@@ -170,7 +172,10 @@ def verify(
         began = time.perf_counter()
         graded = [] if whole_course else staged
         full_ok, table = _full_edition(edition.path, work, env, graded, todo, checks, timeout)
-        say(f"  {'full student edition':28} graded {', '.join(graded) or '--all'} in {time.perf_counter() - began:.1f} s")
+        say(
+            f"  {'full student edition':28} graded {', '.join(graded) or '--all'}"
+            f" in {time.perf_counter() - began:.1f} s"
+        )
     finally:
         if keep:
             say(f"kept the edition and its caches in {work}")
@@ -257,8 +262,10 @@ def _judge_with(check: _Check, stage: str, found: dict, own: bool) -> None:
         check.with_ = f"stage {stage} FAILS"
     if not r["passed"]:
         failed = [row for row in rows if row[1] in ("failed", "error")]
-        check.problems.append(f"solved through {check.stage}, stage {stage} does not pass: {r['problem'] or ''}".rstrip(": "))
-        for test, outcome, message, task in failed[:5]:
+        check.problems.append(
+            f"solved through {check.stage}, stage {stage} does not pass: {r['problem'] or ''}".rstrip(": ")
+        )
+        for test, outcome, message, _ in failed[:5]:
             check.problems.append(f"  {test}: {outcome}: {_first_line(message)}")
 
 
