@@ -14,7 +14,7 @@ import numpy as np
 from . import backends, ops, random, scalar
 from .autograd.engine import run_backward
 from .autograd.function_api import History
-from .autograd.grad_mode import _Mode
+from .autograd.grad_mode import is_grad_enabled
 from .autograd.variable import Variable
 from .ops import inplace as I
 from .tensor_data import ShapeArg, TensorData, _shape_arg, broadcasts_to, normalize_dim, prod
@@ -230,7 +230,7 @@ class Tensor(Variable):
             raise RuntimeError("accumulate_derivative is only for leaf tensors that require grad")
         if self.grad is not None:
             self.grad = self.grad + d
-        elif _Mode.enabled:  # create_graph: the gradient keeps its own graph, as in PyTorch
+        elif is_grad_enabled():  # create_graph: the gradient keeps its own graph, as in PyTorch
             self.grad = d
         else:
             # A fresh copy: d may be shared (the same gradient reaches several leaves) or be a

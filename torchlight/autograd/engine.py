@@ -9,7 +9,7 @@ graph of its own (``create_graph``, for higher-order gradients); and gradients r
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from .grad_mode import _Mode, _set_mode
+from .grad_mode import _set_mode
 from .graph import topological_sort
 from .variable import Variable
 
@@ -30,7 +30,7 @@ def run_backward(
         pending[key] = d if key not in pending else pending[key] + d
     wanted = None if inputs is None else {v.unique_id: None for v in inputs}
     outputs = _OutputGradients(order)
-    old = _set_mode(create_graph, _Mode.dual_level)
+    old = _set_mode(create_graph)
     try:
         for v in reversed(order):
             d = pending.pop(v.unique_id, None)

@@ -20,7 +20,7 @@ from collections import namedtuple
 from typing import Any, List, Optional, Tuple
 
 from .function_api import Function
-from .grad_mode import _Mode, _set_mode
+from .grad_mode import _dual_level, _set_mode, is_grad_enabled
 from .variable import Variable
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
@@ -32,21 +32,21 @@ _levels = itertools.count()
 
 def enter_dual_level() -> int:
     """Start a forward-AD level and return it (prefer ``with dual_level():``)."""
-    if _Mode.dual_level is not None:
+    if _dual_level() is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     level = next(_levels)
-    _set_mode(_Mode.enabled, level)
+    _set_mode(is_grad_enabled(), level)
     return level
 
 
 def exit_dual_level(*, level: Optional[int] = None) -> None:
     """End the current forward-AD level: the tangents made in it are forgotten."""
-    if _Mode.dual_level is None or (level is not None and level != _Mode.dual_level):
+    if _dual_level() is None or (level is not None and level != _dual_level()):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one created; exit the levels "
             "in the order they were entered"
         )
-    _set_mode(_Mode.enabled, None)
+    _set_mode(is_grad_enabled(), None)
 
 
 class dual_level:
@@ -63,12 +63,12 @@ class dual_level:
 
 
 def _current_level(what: str) -> int:
-    if _Mode.dual_level is None:
+    if _dual_level() is None:
         raise RuntimeError(
             f"Trying to {what} for forward AD but no level exists, make sure to enter_dual_level() "
             "first (or use `with forward_ad.dual_level():`)."
         )
-    return _Mode.dual_level
+    return _dual_level()
 
 
 def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) -> Variable:
@@ -98,7 +98,7 @@ def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTens
 
     The primal is a view of ``tensor`` without the tangent, still in the reverse-mode graph.
     """
-    level = _Mode.dual_level if level is None else level
+    level = _dual_level() if level is None else level
     if not isinstance(tensor, Variable):
         return UnpackedDualTensor(tensor, None)
     tangent = tensor._tangent(level) if level is not None else None
@@ -146,11 +146,11 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
     # The tangents' own operations get no tangents (there is one level), but are recorded when
     # the tangents require grad, so that they can be differentiated in reverse mode.
     ctx._in_jvp = True
-    _set_mode(_Mode.enabled, None)
+    _set_mode(is_grad_enabled(), None)
     try:
         result = fn.jvp(ctx, *tangents)
     finally:
-        _set_mode(_Mode.enabled, level)
+        _set_mode(is_grad_enabled(), level)
         ctx._in_jvp = False
     if not isinstance(result, tuple):
         result = (result,)

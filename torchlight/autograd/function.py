@@ -7,12 +7,13 @@ gradient of the output to gradients of the inputs (``History.chain_rule``).
 
 This is the core that module 1 builds. Module 5 extends it, in ``function_api.py``, with the rest
 of PyTorch's Function API (``setup_context``, several outputs, ``mark_dirty``, forward-mode AD);
-``torchlight.autograd.Function`` is that extended class.
+``torchlight.autograd.Function`` is that extended class, and its ``apply`` does the steps of the
+one here in a single pass (every operation pays for apply).
 """
 
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from .grad_mode import _Mode, _set_mode
+from .grad_mode import _set_mode, is_grad_enabled
 from .variable import Variable
 
 
@@ -105,9 +106,9 @@ class History:
 class FunctionMeta(type):
     """Gives every Function class ``name`` ("<Cls>Backward") and a friendly repr."""
 
-    @property
-    def name(cls) -> str:
-        return f"{cls.__name__}Backward"
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls.name = f"{name}Backward"  # a class attribute: error messages and reprs read it often
 
     def __repr__(cls) -> str:
         return f"<torchlight Function {cls.__name__}>"
@@ -115,10 +116,6 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """An operation with a derivative. Subclass it, write ``forward`` and ``backward``, call ``apply``."""
-
-    # The classes apply builds; module 5's Function uses its extended ones.
-    _Context = Context
-    _History = History
 
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
@@ -134,54 +131,32 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on the inputs' raw values and, if any input needs a gradient, record a History."""
         kind, needs, raw = _unpack(args)
-        ctx = cls._Context()
+        ctx = Context()
         ctx.needs_input_grad = needs
         out = cls._forward(ctx, raw, kwargs)
         if kind is None:  # no Variable among the inputs: plain values in, plain values out
             return out
-        outputs = cls._wrap(ctx, args, out, kind)
-        if _Mode.enabled and True in needs:
+        outputs = _wrap(out, args, kind)
+        if is_grad_enabled() and True in needs:
             cls._record(ctx, args, outputs)
-        return cls._finish(ctx, args, out, outputs)
+        return tuple(outputs) if isinstance(out, tuple) else outputs[0]
 
     @classmethod
     def _forward(cls, ctx: Context, raw: List[Any], kwargs: dict) -> Any:
         # forward's own operations (on tensors) belong to no graph: recording is off.
-        old = _set_mode(False, _Mode.dual_level)
+        old = _set_mode(False)
         try:
             return cls.forward(ctx, *raw, **kwargs)
         finally:
             _set_mode(*old)
 
     @classmethod
-    def _wrap(cls, ctx: Context, args: Tuple[Any, ...], out: Any, kind: Any) -> List[Any]:
-        """forward's results as new variables of the inputs' kind (Scalar or Tensor)."""
-        wrapped = []
-        for o in out if isinstance(out, tuple) else (out,):
-            w = kind._wrap_output(o)
-            if w is None:  # not a value (e.g. None): passed through as it is
-                wrapped.append(o)
-            elif _is_one_of(w, args):  # forward returned an input: the output is a new node
-                wrapped.append(cls._returned_input(ctx, w))
-            else:
-                wrapped.append(w)
-        return wrapped
-
-    @classmethod
-    def _returned_input(cls, ctx: Context, x: Variable) -> Variable:
-        return x._alias()
-
-    @classmethod
     def _record(cls, ctx: Context, args: Tuple[Any, ...], outputs: List[Any]) -> None:
         """Give the outputs one History: this Function, its ctx and the inputs."""
-        history = cls._History(cls, ctx, args)
+        history = History(cls, ctx, args)
         for i, w in enumerate(outputs):
             if isinstance(w, Variable):
                 w._set_history(history, i)
-
-    @classmethod
-    def _finish(cls, ctx: Context, args: Tuple[Any, ...], out: Any, outputs: List[Any]) -> Any:
-        return tuple(outputs) if isinstance(out, tuple) else outputs[0]
 
 
 def _unpack(args: Tuple[Any, ...]) -> Tuple[Any, Tuple[bool, ...], List[Any]]:
@@ -199,6 +174,20 @@ def _unpack(args: Tuple[Any, ...]) -> Tuple[Any, Tuple[bool, ...], List[Any]]:
             needs.append(False)
             raw.append(a)
     return kind, tuple(needs), raw
+
+
+def _wrap(out: Any, args: Tuple[Any, ...], kind: Any) -> List[Any]:
+    """forward's results as new variables of the inputs' kind (Scalar or Tensor)."""
+    wrapped = []
+    for o in out if isinstance(out, tuple) else (out,):
+        w = kind._wrap_output(o)
+        if w is None:  # not a value (e.g. None): passed through as it is
+            wrapped.append(o)
+        elif _is_one_of(w, args):  # forward returned an input: the output is a new node
+            wrapped.append(w._alias())
+        else:
+            wrapped.append(w)
+    return wrapped
 
 
 def _is_one_of(x: Any, values: Tuple[Any, ...]) -> bool:

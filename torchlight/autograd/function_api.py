@@ -19,7 +19,7 @@ from typing import Any, List, Tuple
 
 from . import function as core
 from . import inplace_tracking
-from .grad_mode import _Mode, _set_mode
+from .grad_mode import _state
 from .inplace_tracking import check_dirty
 from .variable import Variable
 
@@ -106,20 +106,19 @@ class History(inplace_tracking.History):
                 for g, meta in zip(grads, self.output_meta, strict=True)
             ]
         result = self.last_fn.backward(self.ctx, *grads)
-        return self._check_result(result if isinstance(result, tuple) else (result,))
-
-    def _check_result(self, result: Tuple[Any, ...]) -> Tuple[Any, ...]:
+        if not isinstance(result, tuple):
+            result = (result,)
         n = len(self.inputs)
-        # PyTorch lets backward return extra trailing Nones; anything else is a mistake.
         if len(result) != n:
+            # PyTorch lets backward return extra trailing Nones; anything else is a mistake.
             if len(result) < n or any(g is not None for g in result[n:]):
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned an incorrect number of gradients "
                     f"(expected {n}, got {len(result)})"
                 )
             result = result[:n]
-        for i, (x, g) in enumerate(zip(self.inputs, result, strict=True)):
-            if g is not None and not isinstance(x, Variable):
+        for i, x in enumerate(self.inputs):
+            if result[i] is not None and not isinstance(x, Variable):
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned a gradient different than None at position "
                     f"{i}, but the corresponding forward input was not a Variable (it was "
@@ -149,8 +148,6 @@ class Function(core.Function, metaclass=FunctionMeta):
     ``setup_context(ctx, inputs, output)``. Write ``jvp`` too for forward-mode AD.
     """
 
-    _Context = Context
-    _History = History
     # True for a Function whose output shares its first input's storage (a view, e.g. Permute).
     returns_view = False
     # PyTorch's switch for an automatic vmap rule; torchlight has no vmap.
@@ -182,13 +179,25 @@ class Function(core.Function, metaclass=FunctionMeta):
             "torchlight does not implement vmap; batch the computation by hand (add a leading dimension) instead"
         )
 
-    # -- the steps of apply that module 5 extends ------------------------------------------------
-
     @classmethod
-    def _forward(cls, ctx: Any, raw: List[Any], kwargs: dict) -> Any:
-        # Neither recording nor forward-mode AD inside forward; either forward style.
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run forward on the inputs' raw values, link the outputs into the graph and, in
+        forward-mode AD, give them tangents.
+
+        The steps of module 1's ``apply`` (``function.py``) in one pass, since every operation
+        pays for it, with what module 5 adds: the combined forward style, several outputs, inputs
+        changed in place, non-differentiable outputs, and tangents.
+        """
+        kind, needs, raw = core._unpack(args)
+        ctx = Context()
+        ctx.needs_input_grad = needs
         ctx._fn = cls
-        old = _set_mode(False, None)
+        # Neither recording nor forward-mode AD inside forward. The list is this thread's grad
+        # mode (grad_mode._state), written in place here rather than through _set_mode: two
+        # calls fewer on every operation.
+        mode = _state.mode
+        enabled, level = mode
+        mode[0], mode[1] = False, None
         try:
             if cls._combined:
                 out = cls.forward(*raw, **kwargs)
@@ -196,15 +205,26 @@ class Function(core.Function, metaclass=FunctionMeta):
             else:
                 out = cls.forward(ctx, *raw, **kwargs)
         finally:
-            _set_mode(*old)
-        if ctx._dirty:  # (a Tensor's raw value is the tensor itself)
-            check_dirty(cls, ctx, raw, out if isinstance(out, tuple) else (out,))
-        return out
+            mode[0], mode[1] = enabled, level
+        if kind is None:  # no Variable among the inputs: plain values in, plain values out
+            return out
 
-    @classmethod
-    def _returned_input(cls, ctx: Any, x: Variable) -> Variable:
-        # An input that forward changed in place is itself the output (it gets the new History).
-        return x if core._is_one_of(x, ctx._dirty) else x._alias()
+        multiple = isinstance(out, tuple)
+        dirty = ctx._dirty
+        if dirty:  # (a Tensor's raw value is the tensor itself)
+            check_dirty(cls, ctx, raw, out if multiple else (out,))
+        outputs = []
+        for o in out if multiple else (out,):
+            w = kind._wrap_output(o)
+            if w is not None and core._is_one_of(w, args) and not (dirty and core._is_one_of(w, dirty)):
+                w = w._alias()  # forward returned an input unchanged: the output is a new node
+            outputs.append(o if w is None else w)
+
+        if enabled and True in needs:
+            cls._record(ctx, args, outputs)
+        if level is not None:
+            forward_ad.run_jvp(cls, ctx, args, outputs, level)
+        return tuple(outputs) if multiple else outputs[0]
 
     @classmethod
     def _record(cls, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> None:
@@ -221,14 +241,7 @@ class Function(core.Function, metaclass=FunctionMeta):
             if isinstance(w, Variable) and not (nondiff and core._is_one_of(w, nondiff)):
                 w._set_history(history, i)
         if ctx._saved:
-            ctx._snapshot_versions()
-
-    @classmethod
-    def _finish(cls, ctx: Any, args: Tuple[Any, ...], out: Any, outputs: List[Any]) -> Any:
-        level = _Mode.dual_level
-        if level is not None:
-            forward_ad.run_jvp(cls, ctx, args, outputs, level)
-        return tuple(outputs) if isinstance(out, tuple) else outputs[0]
+            inplace_tracking.snapshot_saved(ctx)
 
 
 def _bind_inputs(cls: Any, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, ...]:

@@ -6,42 +6,50 @@ from recording. Every change goes through ``_set_mode``, so there is one place t
 
 import functools
 import threading
-from typing import Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 
 class _State(threading.local):
-    # Class attributes are each new thread's starting values; assignments stay in their thread.
-    enabled = True
-    # The active forward-mode AD level (an int, see forward_ad.dual_level), or None outside one.
-    dual_level: Optional[int] = None
+    def __init__(self):
+        # [recording on, forward-AD level (an int, see forward_ad.dual_level) or None], one list
+        # per thread, changed in place: a thread-local's attribute writes cost more than a list's,
+        # and every Function application switches recording off and on again.
+        self.mode: List[Any] = [True, None]
 
 
-# Read as ``_Mode.enabled`` / ``_Mode.dual_level``; change only through ``_set_mode``.
-_Mode = _State()
-
-
-def _set_mode(enabled: bool, dual_level: Optional[int]) -> Tuple[bool, Optional[int]]:
-    """Set this thread's grad mode and forward-AD level; return both as they were (to restore them)."""
-    old = (_Mode.enabled, _Mode.dual_level)
-    _Mode.enabled = enabled
-    _Mode.dual_level = dual_level
-    return old
+_state = _State()
+_KEEP: Any = object()
 
 
 def is_grad_enabled() -> bool:
-    """True when Functions record history for backward."""
-    return _Mode.enabled
+    """True when Functions record history for backward (in this thread)."""
+    return _state.mode[0]
+
+
+def _dual_level() -> Optional[int]:
+    """This thread's active forward-AD level, or None outside ``forward_ad.dual_level()``."""
+    return _state.mode[1]
+
+
+def _set_mode(enabled: bool, dual_level: Any = _KEEP) -> Tuple[bool, Optional[int]]:
+    """Set this thread's grad mode (and forward-AD level, if given); return both as they were."""
+    mode = _state.mode
+    old = (mode[0], mode[1])
+    mode[0] = enabled
+    if dual_level is not _KEEP:
+        mode[1] = dual_level
+    return old
 
 
 class _GradMode:
     mode = True
 
     def __enter__(self):
-        self.prev = _set_mode(self.mode, _Mode.dual_level)[0]
+        self.prev = _set_mode(self.mode)[0]
         return self
 
     def __exit__(self, *exc):
-        _set_mode(self.prev, _Mode.dual_level)
+        _set_mode(self.prev)
         return False
 
     def __call__(self, fn):
@@ -75,7 +83,7 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)
-        self.prev = _set_mode(self.mode, _Mode.dual_level)[0]
+        self.prev = _set_mode(self.mode)[0]
 
     def __enter__(self):
         return self

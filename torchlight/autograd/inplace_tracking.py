@@ -16,6 +16,7 @@ import itertools
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
 from . import function as core
+from .grad_mode import is_grad_enabled
 from .variable import Variable
 
 _stamps = itertools.count()
@@ -134,7 +135,7 @@ def check_inplace(fn: Any, target: Variable, record: bool) -> None:
 
 def check_dirty(fn: Any, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:
     """Check what ``ctx.mark_dirty`` was given, then bump each changed input's version."""
-    record = core._Mode.enabled and True in ctx.needs_input_grad
+    record = is_grad_enabled() and True in ctx.needs_input_grad
     for d in ctx._dirty:
         if not core._is_one_of(d, args):
             raise RuntimeError(

@@ -10,7 +10,7 @@ import functools
 from typing import Any, Optional
 
 from .function_api import Function
-from .grad_mode import _Mode, no_grad
+from .grad_mode import _dual_level, is_grad_enabled, no_grad
 from .variable import Variable
 
 
@@ -20,12 +20,12 @@ def once_differentiable(backward):
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         inputs = grads + tuple(ctx._saved)
-        level = _Mode.dual_level
+        level = _dual_level()
         if level is not None and any(isinstance(v, Variable) and v._tangent(level) is not None for v in inputs):
             _raise_twice(ctx._fn)  # forward mode over this backward would silently drop tangents
         with no_grad():
             result = backward(ctx, *grads)
-        if not _Mode.enabled:
+        if not is_grad_enabled():
             return result
         # create_graph=True: the gradients depend on the incoming gradients and the saved values
         # but were computed without a graph; link them to those through a node that raises.

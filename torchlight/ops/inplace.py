@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple, Type
 
 from .. import scalar as op
 from ..autograd.function_api import Context, InplaceFunction
-from ..autograd.grad_mode import _Mode
+from ..autograd.grad_mode import _dual_level, is_grad_enabled
 from ..autograd.inplace_tracking import check_inplace
 from ..autograd.variable import Variable
 from ..tensor_data import broadcasts_to, shape_broadcast
@@ -36,7 +36,7 @@ def inplace(fn: Type[InplaceFunction], target: Tensor, *others: Any, **kwargs: A
 
     The checks run before anything is written, so a refused operation leaves ``target`` intact.
     """
-    record = _Mode.enabled and any(isinstance(x, Variable) and x.history is not None for x in (target,) + others)
+    record = is_grad_enabled() and any(isinstance(x, Variable) and x.history is not None for x in (target,) + others)
     check_inplace(fn, target, record)
     data = target._data
     if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape, strict=True)):
@@ -58,7 +58,7 @@ def inplace(fn: Type[InplaceFunction], target: Tensor, *others: Any, **kwargs: A
 def mul_(a: Tensor, b: Tensor) -> Tensor:
     """a *= b. b's gradient (and tangent) is a's value from before: a copy of it is made first,
     in the graph, so that a double backward reaches a through it."""
-    before = a.clone() if b.history is not None or _Mode.dual_level is not None else None
+    before = a.clone() if b.history is not None or _dual_level() is not None else None
     return inplace(MulInplace, a, b, before)
 
 
