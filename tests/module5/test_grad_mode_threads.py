@@ -7,9 +7,6 @@ import pytest
 import torchlight
 from torchlight.autograd import forward_ad as fwad
 
-pytestmark = pytest.mark.task5_1
-
-
 def _in_thread(fn):
     """Run fn in a new thread; return its result (re-raising its exception here)."""
     box = {}
@@ -29,6 +26,7 @@ def _in_thread(fn):
     return box["value"]
 
 
+@pytest.mark.task5_1
 def test_no_grad_in_one_thread_does_not_stop_recording_in_another():
     inside, leave = threading.Event(), threading.Event()
 
@@ -51,12 +49,14 @@ def test_no_grad_in_one_thread_does_not_stop_recording_in_another():
         holder.join(timeout=30)
 
 
+@pytest.mark.task5_1
 def test_a_new_thread_starts_with_grad_enabled_even_inside_no_grad():
     with torchlight.no_grad():
         assert _in_thread(torchlight.autograd.is_grad_enabled) is True
         assert not torchlight.autograd.is_grad_enabled()
 
 
+@pytest.mark.task5_4  # forward-mode AD
 def test_a_dual_level_is_not_seen_by_other_threads():
     x = torchlight.tensor([1.0, 2.0])
     with fwad.dual_level():
