@@ -32,7 +32,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torchlight
 
@@ -179,7 +179,9 @@ class GradeResult:
                 continue
             worst = max(rows, key=lambda r: _WORST.index(r.outcome))
             bad = [r for r in rows if r.outcome != "passed"]
-            label = f"{test}  ({len(rows)} cases)" if not bad else f"{test}  ({len(bad)} of {len(rows)} cases {worst.outcome})"
+            label = f"{test}  ({len(rows)} cases)"
+            if bad:
+                label = f"{test}  ({len(bad)} of {len(rows)} cases {worst.outcome})"
             notes = [f"[{r.test.partition('[')[2].rstrip(']')}] {r.message}" for r in bad[:3]]
             if len(bad) > 3:
                 notes.append(f"... and {len(bad) - 3} more")
@@ -221,7 +223,8 @@ class GradeResult:
         out = ['<table style="border-collapse:collapse;text-align:left">']
         for row in rows:
             text, colour = _BADGE[row.outcome]
-            message = f'<pre style="margin:0;white-space:pre-wrap">{html.escape(row.message)}</pre>' if row.message else ""
+            pre = '<pre style="margin:0;white-space:pre-wrap">'
+            message = f"{pre}{html.escape(row.message)}</pre>" if row.message else ""
             out.append(
                 '<tr style="border-top:1px solid #ddd;vertical-align:top">'
                 f'<td style="padding:2px 8px;color:{colour};font-weight:bold;white-space:nowrap">{text}</td>'
@@ -381,7 +384,7 @@ def gradescope(results: Sequence[GradeResult], *, partial_credit: bool = False) 
     not pass scores the fraction of its checks that passed. Each test's output is the stage's
     table; stages with nothing to run (no checks, or all skipped) are left out.
     """
-    tests = []
+    tests: List[Dict[str, Any]] = []
     for r in results:
         if not r.counted:
             continue
@@ -456,7 +459,7 @@ class _Collector:
 
     def pytest_exception_interact(self, node, call, report) -> None:
         # Called after every failing phase with the exception itself: note whether a stub raised it.
-        row = self.rows.get(getattr(node, "nodeid", None))
+        row = self.rows.get(getattr(node, "nodeid", ""))
         if row is not None and report.failed and not row.task and call.excinfo is not None:
             row.task = _stub_task(call.excinfo.value)
             if isinstance(call.excinfo.value, _StubReached):
@@ -469,7 +472,7 @@ class _Collector:
             # seconds shrinking an example that says nothing. Stop it at the first stub instead.
             handle = getattr(getattr(item, "obj", None), "hypothesis", None)
             inner = getattr(handle, "inner_test", None)
-            if inner is not None and not any(h is handle for h, _ in self.wrapped):
+            if handle is not None and inner is not None and not any(h is handle for h, _ in self.wrapped):
                 self.wrapped.append((handle, inner))
                 handle.inner_test = _stop_at_stub(inner)
 

@@ -198,7 +198,7 @@ def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], 
         xs, ys = list(xs), list(ys)
         if len(xs) != len(ys):
             raise ValueError(f"zip_with needs lists of equal length, got {len(xs)} and {len(ys)}")
-        return [fn(x, y) for x, y in zip(xs, ys)]
+        return [fn(x, y) for x, y in zip(xs, ys, strict=True)]
 
     return apply
     # END SOLUTION 0.2
@@ -244,4 +244,3 @@ def prod(xs: Iterable[float]) -> float:
     # BEGIN SOLUTION 0.2
     return reduce(mul, 1.0)(xs)
     # END SOLUTION 0.2
-

@@ -63,12 +63,13 @@ class dual_level:
 
 
 def _current_level(what: str) -> int:
-    if _dual_level() is None:
+    level = _dual_level()
+    if level is None:
         raise RuntimeError(
             f"Trying to {what} for forward AD but no level exists, make sure to enter_dual_level() "
             "first (or use `with forward_ad.dual_level():`)."
         )
-    return _dual_level()
+    return level
 
 
 def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) -> Variable:

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 from .markers import Region
 
@@ -59,7 +59,7 @@ def enclosing_function(tree: ast.AST, region: Region) -> Tuple[str, bool]:
     """The qualified name of the innermost function around ``region``, and whether the region is its
     whole body (every statement after the docstring); ``("", False)`` outside any function."""
     begin, end = region.begin + 1, region.end + 1  # ast counts lines from 1
-    best: Optional[Tuple[str, ast.AST]] = None
+    best: Optional[Tuple[str, Union[ast.FunctionDef, ast.AsyncFunctionDef]]] = None
 
     def walk(node: ast.AST, prefix: str) -> None:
         nonlocal best
@@ -68,7 +68,7 @@ def enclosing_function(tree: ast.AST, region: Region) -> Tuple[str, bool]:
                 name = f"{prefix}{child.name}"
                 # The END comment may follow the function's last statement (end_lineno); BEGIN may not.
                 inside = child.lineno < begin <= (child.end_lineno or 0)
-                if inside and not isinstance(child, ast.ClassDef):
+                if inside and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     best = (name, child)
                 if inside:
                     walk(child, name + ".")
@@ -80,9 +80,9 @@ def enclosing_function(tree: ast.AST, region: Region) -> Tuple[str, bool]:
         return "", False
     name, node = best
     body = list(node.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-        if isinstance(body[0].value.value, str):
-            body = body[1:]  # the docstring stays outside the region
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        body = body[1:]  # the docstring stays outside the region
     whole = bool(body) and all(begin < stmt.lineno and (stmt.end_lineno or stmt.lineno) < end for stmt in body)
     return name, whole
 

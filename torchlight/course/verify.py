@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .edition import write_edition
 from .source import Course
@@ -287,7 +287,7 @@ def _full_edition(
         checks[todo[0]].problems.append(
             f"grading in the full student edition exited with {run.returncode}, not 1:\n{run.stderr[-2000:]}"
         )
-    results = json.loads(out.read_text()) if out.exists() else {"tests": [], "output": ""}
+    results: Dict[str, Any] = json.loads(out.read_text()) if out.exists() else {"tests": [], "output": ""}
     entries = {e["number"]: e for e in results["tests"]}
     for t in todo:
         entry = entries.get(t)

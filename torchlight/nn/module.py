@@ -23,7 +23,7 @@ class Parameter:
 
     def __init__(self, value: Any, name: Optional[str] = None):
         self.name = name
-        self.value = None
+        self.value: Any = None
         self.update(value)
 
     def update(self, value: Any) -> None:
@@ -113,9 +113,9 @@ class Module:
         params = self.__dict__.get("_parameters")
         modules = self.__dict__.get("_modules")
         if isinstance(value, Parameter):
-            self._check_name("parameters", name)
+            self._check_name("parameters", name)  # (it also checks that __init__ made the dicts)
             self.__dict__.pop(name, None)
-            modules.pop(name, None)
+            self.__dict__["_modules"].pop(name, None)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -127,8 +127,8 @@ class Module:
         elif isinstance(value, Module):
             self._check_name("module", name)
             self.__dict__.pop(name, None)
-            params.pop(name, None)
-            modules[name] = value
+            self.__dict__["_parameters"].pop(name, None)
+            self.__dict__["_modules"][name] = value
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
@@ -285,9 +285,7 @@ class Module:
                 if problem:
                     errors.append(problem)
         if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
-            )
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         for name, param in params.items():
             if name in state_dict:
                 param.update(_loaded(param.value, state_dict[name]))
