@@ -38,11 +38,13 @@ class Network(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Points of shape (n, 2) to logits (log-odds of class 1) of shape (n,)."""
-        # Centre the unit square on 0 (to [-1, 1]), so the first layer's lines start out
-        # cutting through the data.
+        # BEGIN SOLUTION 2.5
+        # HINT: centre the unit square on 0 (2x - 1 maps it to [-1, 1]), so that the first layer's
+        # lines start out cutting through the data; one output per point: view(-1) drops the 1.
         h = self.layer1(2.0 * x - 1.0).relu()
         h = self.layer2(h).relu()
         return self.layer3(h).view(-1)
+        # END SOLUTION 2.5
 
     def predict(self, points: Sequence[Tuple[float, float]]) -> Tensor:
         """P(class 1) at each point, as a tensor of shape (n,), without recording a graph."""
@@ -57,7 +59,9 @@ def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     Written as relu(z) - z y + log(1 + exp(-|z|)): the same value, but exp never overflows
     and the log never sees 0, however large |z| grows.
     """
+    # BEGIN SOLUTION 2.5
     return (logits.relu() - logits * target + ((-logits.abs()).exp() + 1.0).log()).mean()
+    # END SOLUTION 2.5
 
 
 @dataclass
@@ -111,11 +115,14 @@ def train(
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc=f"tensor {dataset} ({backend})", unit="epoch", disable=not progress)
     for _ in bar:
+        # BEGIN SOLUTION 2.5: one training step: forward, loss, backward, optimizer step
+        # HINT: .grad accumulates: clear last epoch's (optimizer.zero_grad()) before backward.
         logits = model(X)
         loss = binary_cross_entropy_with_logits(logits, y)
-        optimizer.zero_grad()  # .grad accumulates: clear last epoch's before this backward
+        optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        # END SOLUTION 2.5
         # Loss and accuracy are those of the parameters before this epoch's step.
         accuracy = ((logits.detach() > 0.0) == y).mean().item()
         result.losses.append(loss.item())

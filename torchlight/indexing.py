@@ -14,10 +14,12 @@ The layers: ``tensor_data`` and the backends import this file; it imports nothin
 
 def index_to_position(index, strides):
     """The storage position of the element at ``index``: the dot product of index and strides."""
+    # BEGIN SOLUTION 2.1
     position = 0
     for i in range(len(strides)):
         position += index[i] * strides[i]
     return position
+    # END SOLUTION 2.1
 
 
 def to_index(ordinal, shape, out_index):
@@ -25,10 +27,14 @@ def to_index(ordinal, shape, out_index):
 
     Row-major ("C") order counts the last dimension fastest: for shape (2, 3) ordinal 4 is (1, 1).
     """
+    # BEGIN SOLUTION 2.1
+    # HINT: walk the dimensions from the last to the first, as digits of a number whose
+    # digit i counts up to shape[i]: % gives the digit, // what is left for the others.
     rest = ordinal
     for i in range(len(shape) - 1, -1, -1):
         out_index[i] = rest % shape[i]
         rest = rest // shape[i]
+    # END SOLUTION 2.1
 
 
 def broadcast_index(big_index, big_shape, shape, out_index):
@@ -37,9 +43,11 @@ def broadcast_index(big_index, big_shape, shape, out_index):
     ``shape`` broadcasts to ``big_shape``: it is aligned with the trailing dimensions of
     ``big_shape``, and each of its dimensions of size 1 is read at index 0 whatever the big index.
     """
+    # BEGIN SOLUTION 2.2
     extra = len(big_shape) - len(shape)
     for i in range(len(shape)):
         if shape[i] == 1:
             out_index[i] = 0
         else:
             out_index[i] = big_index[extra + i]
+    # END SOLUTION 2.2

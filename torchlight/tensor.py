@@ -592,10 +592,18 @@ class Tensor(Variable):
 
 
 def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
-    """Sum g down to ``shape``, a shape that broadcasts to g's: the adjoint of broadcasting."""
+    """Sum g down to ``shape``, a shape that broadcasts to g's: the adjoint of broadcasting.
+
+    An input broadcast along a dimension was read once for every position of it, so its gradient is
+    the sum of the gradients of all those positions.
+    """
+    # BEGIN SOLUTION 2.4
+    # HINT: sum (keeping the dims: ops.Sum.apply(g, dims, True)) over g's leading dimensions that
+    # shape lacks and over those where shape has size 1 and g does not; then view as shape.
     extra = g.dims - len(shape)
     dims = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
     return ops.View.apply(ops.Sum.apply(g, dims, True), shape)
+    # END SOLUTION 2.4
 
 
 # -- creation -----------------------------------------------------------------------------------

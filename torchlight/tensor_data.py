@@ -48,20 +48,28 @@ def prod(shape: Iterable[int]) -> int:
 
 
 def strides_from_shape(shape: Sequence[int]) -> Shape:
-    """The strides of a contiguous (row-major) tensor of this shape: (3, 1) for (2, 3)."""
-    return _contiguous_strides(tuple(shape))
+    """The strides of a contiguous (row-major) tensor of this shape: (3, 1) for (2, 3).
+
+    The last dimension has stride 1; each dimension's stride is the one after it times that
+    dimension's size. (As PyTorch: a dimension of size 0 counts as size 1 here, so that it does not
+    zero the strides of the dimensions before it.)
+    """
+    # BEGIN SOLUTION 2.1
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+    # END SOLUTION 2.1
 
 
 # Shapes recur (every operation of a training step meets the same few), so their derived forms
 # are computed once. Both caches hold immutable tuples or arrays that nothing writes to.
 @lru_cache(maxsize=1024)
 def _contiguous_strides(shape: Shape) -> Shape:
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)  # as PyTorch: a dimension of size 0 does not zero the strides
-    return tuple(reversed(strides))
+    """strides_from_shape(shape), computed once per shape (a tuple)."""
+    return strides_from_shape(shape)
 
 
 @lru_cache(maxsize=1024)
@@ -75,6 +83,9 @@ def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
 
     Shapes are aligned on their last dimension; each pair of sizes must be equal or contain a 1.
     """
+    # BEGIN SOLUTION 2.2
+    # HINT: pad the shorter shape with leading 1s, then compare the sizes pair by pair; for a pair
+    # that does not fit, raise _cannot_broadcast(shape1, shape2, i) for dimension i.
     n = max(len(shape1), len(shape2))
     a = (1,) * (n - len(shape1)) + tuple(shape1)
     b = (1,) * (n - len(shape2)) + tuple(shape2)
@@ -85,21 +96,32 @@ def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
         elif x == 1:
             out.append(y)
         else:
-            raise RuntimeError(
-                f"shapes {tuple(shape1)} and {tuple(shape2)} cannot be broadcast together: the size "
-                f"of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
-            )
+            raise _cannot_broadcast(shape1, shape2, i)
     return tuple(out)
+    # END SOLUTION 2.2
+
+
+def _cannot_broadcast(shape1: Sequence[int], shape2: Sequence[int], dim: int) -> RuntimeError:
+    """The error for two shapes whose sizes differ, neither being 1, at ``dim`` of the padded shapes."""
+    n = max(len(shape1), len(shape2))
+    x = ((1,) * (n - len(shape1)) + tuple(shape1))[dim]
+    y = ((1,) * (n - len(shape2)) + tuple(shape2))[dim]
+    return RuntimeError(
+        f"shapes {tuple(shape1)} and {tuple(shape2)} cannot be broadcast together: the size "
+        f"of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {dim}"
+    )
 
 
 def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
     """True when a tensor of ``shape`` broadcasts to ``target`` unchanged: ``expand(target)`` would work."""
     shape, target = tuple(shape), tuple(target)
+    # BEGIN SOLUTION 2.2
     if shape == target:
         return True
     if len(shape) > len(target):
         return False
     return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target), strict=False))
+    # END SOLUTION 2.2
 
 
 def normalize_dim(dim: int, dims: int) -> int:
@@ -129,7 +151,7 @@ class TensorData:
         if not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
             storage = np.ascontiguousarray(storage, dtype=np.float64).reshape(-1)
         shape = _valid_shape(shape)
-        strides = strides_from_shape(shape) if strides is None else tuple(map(int, strides))
+        strides = _contiguous_strides(shape) if strides is None else tuple(map(int, strides))
         if len(strides) != len(shape):
             raise IndexingError(f"strides {strides} and shape {shape} must have the same length")
         size = prod(shape)
@@ -220,12 +242,14 @@ class TensorData:
 
         As in PyTorch, the stride of a dimension of size 1 does not matter.
         """
+        # BEGIN SOLUTION 2.1
         expected = 1
         for size, stride in zip(reversed(self.shape), reversed(self.strides), strict=True):
             if size != 1 and stride != expected:
                 return False
             expected *= size
         return True
+        # END SOLUTION 2.1
 
     def index(self, index: Union[int, Sequence[int]]) -> int:
         """The storage position of the element at ``index`` (negative entries count from the end)."""
@@ -277,7 +301,10 @@ class TensorData:
         order = tuple(normalize_dim(d, len(self.shape)) for d in order)
         if sorted(order) != list(range(len(self.shape))):
             raise RuntimeError(f"permute: the order {order} repeats a dimension; name every dimension exactly once")
+        # BEGIN SOLUTION 2.1: the shape and strides of the permuted view
+        # HINT: a view shares the storage: return self._view(new_shape, new_strides).
         return self._view([self.shape[d] for d in order], [self.strides[d] for d in order])
+        # END SOLUTION 2.1
 
     def view(self, *shape: ShapeArg) -> "TensorData":
         """A view with a new shape holding the same elements (one entry may be -1: inferred)."""
@@ -297,7 +324,7 @@ class TensorData:
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead "
                 "(or .contiguous().view(...))."
             )
-        return self._view(sizes, strides_from_shape(sizes))
+        return self._view(sizes, _contiguous_strides(sizes))
 
     def expand(self, *shape: ShapeArg) -> "TensorData":
         """A view repeating dimensions of size 1 (stride 0) and adding leading ones: no copy.

@@ -30,11 +30,15 @@ def map_kernel(fn: Callable[[float], float]) -> Callable:
         out_index = [0] * len(out_shape)
         in_index = [0] * len(in_shape)
         with np.errstate(all="ignore"):  # inf and nan, not warnings, as the compiled backends
+            # BEGIN SOLUTION 2.3: the map kernel's loop over every element of out
+            # HINT: for each ordinal of out: its index (to_index), the input's index that it reads
+            # (broadcast_index), and a position in each storage (index_to_position).
             for ordinal in range(_size(out_shape)):
                 to_index(ordinal, out_shape, out_index)
                 broadcast_index(out_index, out_shape, in_shape, in_index)
                 x = in_storage[index_to_position(in_index, in_strides)]
                 out[index_to_position(out_index, out_strides)] = fn(x)
+            # END SOLUTION 2.3
 
     return kernel
 
@@ -50,6 +54,7 @@ def zip_kernel(fn: Callable[[float, float], float]) -> Callable:
         a_index = [0] * len(a_shape)
         b_index = [0] * len(b_shape)
         with np.errstate(all="ignore"):
+            # BEGIN SOLUTION 2.3: the zip kernel's loop over every element of out
             for ordinal in range(_size(out_shape)):
                 to_index(ordinal, out_shape, out_index)
                 broadcast_index(out_index, out_shape, a_shape, a_index)
@@ -57,6 +62,7 @@ def zip_kernel(fn: Callable[[float, float], float]) -> Callable:
                 x = a[index_to_position(a_index, a_strides)]
                 y = b[index_to_position(b_index, b_strides)]
                 out[index_to_position(out_index, out_strides)] = fn(x, y)
+            # END SOLUTION 2.3
 
     return kernel
 
@@ -70,6 +76,9 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
         n = int(a_shape[reduce_dim])
         index = [0] * len(out_shape)
         with np.errstate(all="ignore"):
+            # BEGIN SOLUTION 2.3: the reduce kernel's loop over every element of out
+            # HINT: out's index is a's index with 0 at reduce_dim; set index[reduce_dim] to each
+            # position along it in turn to read a (after finding out's position).
             for ordinal in range(_size(out_shape)):
                 to_index(ordinal, out_shape, index)
                 position = index_to_position(index, out_strides)
@@ -78,6 +87,7 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
                     index[reduce_dim] = j
                     acc = fn(acc, a[index_to_position(index, a_strides)])
                 out[position] = acc
+            # END SOLUTION 2.3
 
     return kernel
 
@@ -89,6 +99,8 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
     o0, o1, o2 = out_strides.tolist()
     a0, a1, a2 = a_strides.tolist()
     b0, b1, b2 = b_strides.tolist()
+    # BEGIN SOLUTION 2.3
+    # HINT: a batch of size 1 broadcasts: give its batch dimension stride 0.
     if a_shape[0] == 1:
         a0 = 0
     if b_shape[0] == 1:
@@ -100,3 +112,4 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
                 for q in range(k):
                     acc += a[p * a0 + i * a1 + q * a2] * b[p * b0 + q * b1 + j * b2]
                 out[p * o0 + i * o1 + j * o2] = acc
+    # END SOLUTION 2.3

@@ -63,8 +63,15 @@ class Linear(Module):
         weight, bias = self.weight.value, None if self.bias is None else self.bias.value
         if self.fused:  # module 3's speed-up: the same map as one Function (ops/fused.py)
             return fused.Linear.apply(x, weight, bias)
+        return self.composed(x, weight, bias)
+
+    @staticmethod
+    def composed(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+        """``x @ weight.T + bias`` in tensor operations (no bias: ``x @ weight.T``), as module 2 writes it."""
+        # BEGIN SOLUTION 2.5
         y = x @ weight.T
         return y if bias is None else y + bias
+        # END SOLUTION 2.5
 
     def _check_input(self, x: Tensor) -> None:
         if not isinstance(x, Tensor):

@@ -2,7 +2,8 @@
 
 An elementwise op applies one ``torchlight.scalar`` function to every element (``Exp``: ``exp``)
 or to every pair of elements of two tensors broadcast together (``Mul``: ``mul``). Its forward is
-one backend call, ``a.backend.map(op.exp)(a)``; what remains to write is its derivative.
+one backend call, ``a.backend.map(op.exp)(a)`` (stage 2.3), saving what its derivative needs;
+the derivative is the rest (stage 2.4).
 
 The Jacobian of an elementwise op is diagonal, so one product gives both directions of the chain
 rule: ``derivative(ctx, v) = v * f'(a)`` is the gradient's step back (backward, module 2) and the
@@ -85,7 +86,9 @@ class _Unary(Function):
 
     @classmethod
     def jvp(cls, ctx: Context, t: Tensor) -> Grad:
+        # BEGIN SOLUTION 5.4: the tangent's step forward (module 5), from the same derivative
         return cls.derivative(ctx, t)
+        # END SOLUTION 5.4
 
 
 class _Binary(Function):
@@ -107,7 +110,10 @@ class _Binary(Function):
 
     @classmethod
     def jvp(cls, ctx: Context, ta: Grad, tb: Grad) -> Grad:
+        # HINT: a tangent may be None (no tangent: zero); _plus adds two, None counting as zero.
+        # BEGIN SOLUTION 5.4: the tangent's step forward (module 5): the sum of both partials
         return _plus(None if ta is None else cls.partial_a(ctx, ta), None if tb is None else cls.partial_b(ctx, tb))
+        # END SOLUTION 5.4
 
 
 # -- arithmetic -------------------------------------------------------------------------------
@@ -118,11 +124,15 @@ class Neg(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         return a.backend.map(op.neg)(a)
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         return -v
+        # END SOLUTION 2.4
 
 
 class Add(_Binary):
@@ -130,15 +140,21 @@ class Add(_Binary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         return a.backend.zip(op.add)(a, b)
+        # END SOLUTION 2.3
 
     @staticmethod
     def partial_a(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         return v
+        # END SOLUTION 2.4
 
     @staticmethod
     def partial_b(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         return v
+        # END SOLUTION 2.4
 
 
 class Mul(_Binary):
@@ -146,18 +162,26 @@ class Mul(_Binary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
+        # HINT: save(ctx, ...) what the derivative will need (stage 2.4); read it there as
+        # ctx.saved_tensors. a.backend.zip(fn) lifts a torchlight.scalar function to tensors.
         save(ctx, a, b)
         return a.backend.zip(op.mul)(a, b)
+        # END SOLUTION 2.3
 
     @staticmethod
     def partial_a(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         a, b = ctx.saved_tensors
         return v * b
+        # END SOLUTION 2.4
 
     @staticmethod
     def partial_b(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         a, b = ctx.saved_tensors
         return v * a
+        # END SOLUTION 2.4
 
 
 class Pow(_Binary):
@@ -165,19 +189,25 @@ class Pow(_Binary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         out = a.backend.zip(op.pow)(a, b)
         save(ctx, a, b, out)
         return out
+        # END SOLUTION 2.3
 
     @staticmethod
     def partial_a(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         a, b, out = ctx.saved_tensors
         return v * b * a ** (b - 1.0)
+        # END SOLUTION 2.4
 
     @staticmethod
     def partial_b(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         a, b, out = ctx.saved_tensors
         return v * out * a.log()  # d/db a**b = a**b * log(a)
+        # END SOLUTION 2.4
 
 
 class Inv(_Unary):
@@ -185,13 +215,17 @@ class Inv(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         save(ctx, a)
         return a.backend.map(op.inv)(a)
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (a,) = ctx.saved_tensors
         return InvBack.apply(a, v)
+        # END SOLUTION 2.4
 
 
 class InvBack(_Binary):
@@ -221,13 +255,17 @@ class Log(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         save(ctx, a)
         return a.backend.map(op.log)(a)
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (a,) = ctx.saved_tensors
         return LogBack.apply(a, v)
+        # END SOLUTION 2.4
 
 
 class LogBack(_Binary):
@@ -254,14 +292,18 @@ class Exp(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         out = a.backend.map(op.exp)(a)
         save(ctx, out)  # the derivative of exp is exp: the output is all it needs
         return out
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (out,) = ctx.saved_tensors
         return v * out
+        # END SOLUTION 2.4
 
 
 class Sigmoid(_Unary):
@@ -269,14 +311,18 @@ class Sigmoid(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         out = a.backend.map(op.sigmoid)(a)
         save(ctx, out)
         return out
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (s,) = ctx.saved_tensors
         return v * s * (1.0 - s)
+        # END SOLUTION 2.4
 
 
 class ReLU(_Unary):
@@ -284,13 +330,17 @@ class ReLU(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         save(ctx, a)
         return a.backend.map(op.relu)(a)
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (a,) = ctx.saved_tensors
         return ReluBack.apply(a, v)
+        # END SOLUTION 2.4
 
 
 class ReluBack(_Binary):
@@ -316,14 +366,18 @@ class Sqrt(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         out = a.backend.map(op.sqrt)(a)
         save(ctx, out)
         return out
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (out,) = ctx.saved_tensors
         return v / (out * 2.0)
+        # END SOLUTION 2.4
 
 
 class Abs(_Unary):
@@ -331,13 +385,17 @@ class Abs(_Unary):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.3
         save(ctx, a)
         return a.backend.map(op.abs)(a)
+        # END SOLUTION 2.3
 
     @staticmethod
     def derivative(ctx: Context, v: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         (a,) = ctx.saved_tensors
         return v * a.backend.map(op.sign)(a)  # sign(a) is a constant: its own derivative is 0
+        # END SOLUTION 2.4
 
 
 class Map(Function):

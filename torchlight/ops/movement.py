@@ -36,7 +36,9 @@ class View(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        # BEGIN SOLUTION 2.4
         return g.contiguous().view(ctx.shape), None
+        # END SOLUTION 2.4
 
     @staticmethod
     def jvp(ctx: Context, t: Tensor, t_shape: None = None) -> Tensor:
@@ -56,10 +58,13 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None]:
+        # BEGIN SOLUTION 2.4
+        # HINT: permute g back by the inverse order: dimension i of g goes back to order[i].
         inverse = [0] * len(ctx.order)
         for i, d in enumerate(ctx.order):
             inverse[d] = i
         return g.permute(*inverse), None
+        # END SOLUTION 2.4
 
     @staticmethod
     def jvp(ctx: Context, t: Tensor, t_order: None = None) -> Tensor:

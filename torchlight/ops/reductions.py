@@ -56,19 +56,25 @@ class Sum(Function):
         if len(dims) == a.dims and a.dims > 0:
             out = _reduce_all(backend, a, op.add, 0.0)
         else:
+            # BEGIN SOLUTION 2.3: reduce each of dims in turn (each keeps size 1)
             out = a
             for d in dims:
                 out = backend.reduce(op.add, 0.0)(out, d)
             if out is a:
                 return a
+            # END SOLUTION 2.3
         return a._new(out._data.view(_reduced_shape(a.shape, dims, keepdim)))
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None, None]:
+        # BEGIN SOLUTION 2.4
+        # HINT: every element of a gets the gradient of the sum it went into: put the summed
+        # dimensions back (size 1, unless keepdim kept them) and expand to a's shape.
         if not ctx.keepdim:
             for d in ctx.dims:
                 g = g.unsqueeze(d)
         return g.expand(ctx.shape), None, None
+        # END SOLUTION 2.4
 
     @staticmethod
     def jvp(ctx: Context, t: Tensor, t_dims: None = None, t_keepdim: None = None) -> Tensor:
@@ -89,7 +95,9 @@ class Max(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tensor:
+        # BEGIN SOLUTION 2.4
         return g * ctx.mask / ctx.mask.sum()
+        # END SOLUTION 2.4
 
     @staticmethod
     def jvp(ctx: Context, t: Tensor) -> Tensor:
@@ -126,9 +134,11 @@ class MaxDim(Function):
     def backward(ctx: Context, g: Optional[Tensor], g_indices: None = None) -> Tuple[Optional[Tensor], None, None]:
         if g is None:
             return None, None, None
+        # BEGIN SOLUTION 2.4
         if not ctx.keepdim:
             g = g.unsqueeze(ctx.dim)
         return g * ctx.one_hot, None, None
+        # END SOLUTION 2.4
 
     @staticmethod
     def jvp(ctx: Context, t: Tensor, t_dim: None = None, t_keepdim: None = None) -> Tuple[Tensor, None]:
