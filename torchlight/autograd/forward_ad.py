@@ -89,9 +89,13 @@ def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) ->
             f"forward gradient is a {tangent._describe()}."
         )
     tangent = tensor._match_tangent(tangent, "make_dual", 1)  # type and backend checks
+    # HINT: _MakeDual.apply(tensor) is the identity as a view (so reverse mode still reaches
+    # HINT: tensor); attach the tangent to its output with _set_tangent(level, tangent).
+    # BEGIN SOLUTION 5.4
     dual = _MakeDual.apply(tensor)
     dual._set_tangent(current, tangent)
     return dual
+    # END SOLUTION 5.4
 
 
 def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTensor:
@@ -99,6 +103,7 @@ def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTens
 
     The primal is a view of ``tensor`` without the tangent, still in the reverse-mode graph.
     """
+    # BEGIN SOLUTION 5.4
     level = _dual_level() if level is None else level
     if not isinstance(tensor, Variable):
         return UnpackedDualTensor(tensor, None)
@@ -106,6 +111,7 @@ def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTens
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(_Primal.apply(tensor), tangent)
+    # END SOLUTION 5.4
 
 
 class _MakeDual(Function):
@@ -136,9 +142,11 @@ class _Primal(_MakeDual):
 
 def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level: int) -> None:
     """Give ``fn``'s outputs their tangents: its ``jvp`` of the inputs' tangents at ``level``."""
+    # BEGIN SOLUTION 5.4: the inputs' tangents at this level (None for one without); stop if there are none
     tangents = [a._tangent(level) if isinstance(a, Variable) else None for a in args]
     if all(t is None for t in tangents):
         return
+    # END SOLUTION 5.4
     if not fn._has_jvp:
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward "
@@ -153,6 +161,10 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
     finally:
         _set_mode(is_grad_enabled(), level)
         ctx._in_jvp = False
+    # HINT: one tangent per output (a single one may come bare); a Variable output gets its tangent
+    # HINT: checked by w._match_tangent(t, fn.name, i), or None when t is None or the output was
+    # HINT: marked non-differentiable (ctx._non_differentiable).
+    # BEGIN SOLUTION 5.4
     if not isinstance(result, tuple):
         result = (result,)
     if len(result) != len(outputs):
@@ -165,3 +177,4 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
         if isinstance(w, Variable):
             absent = t is None or any(w is x for x in nondiff)
             w._set_tangent(level, None if absent else w._match_tangent(t, fn.name, i))
+    # END SOLUTION 5.4

@@ -101,29 +101,37 @@ class History(inplace_tracking.History):
         """Run backward with one gradient per output (zeros for outputs that got none, unless
         the Function said ``set_materialize_grads(False)``); one gradient per input, checked."""
         if self.output_meta and self.ctx.materialize_grads and None in grads:
+            # HINT: self.output_meta holds, per output, (its class, its _grad_meta()) or None for an
+            # HINT: output that is not a Variable; cls._zero_grad(meta) builds a zero gradient.
+            # BEGIN SOLUTION 5.1: give every output that got no gradient a zero one (materialize_grads)
             grads = [
                 meta[0]._zero_grad(meta[1]) if g is None and meta is not None else g
                 for g, meta in zip(grads, self.output_meta, strict=True)
             ]
+            # END SOLUTION 5.1
         result = self.last_fn.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         n = len(self.inputs)
         if len(result) != n:
-            # PyTorch lets backward return extra trailing Nones; anything else is a mistake.
+            # HINT: PyTorch lets backward return extra trailing Nones; anything else is a mistake.
+            # BEGIN SOLUTION 5.1: accept extra trailing Nones (dropped); raise for any other count
             if len(result) < n or any(g is not None for g in result[n:]):
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned an incorrect number of gradients "
                     f"(expected {n}, got {len(result)})"
                 )
             result = result[:n]
+            # END SOLUTION 5.1
         for i, x in enumerate(self.inputs):
             if result[i] is not None and not isinstance(x, Variable):
+                # BEGIN SOLUTION 5.1: the error for a gradient given to an input that is not a Variable
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned a gradient different than None at position "
                     f"{i}, but the corresponding forward input was not a Variable (it was "
                     f"{type(x).__name__}); return None for it"
                 )
+                # END SOLUTION 5.1
         return result
 
 
@@ -247,7 +255,10 @@ class Function(core.Function, metaclass=FunctionMeta):
 def _bind_inputs(cls: Any, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, ...]:
     """The inputs tuple for setup_context: positional and keyword arguments, defaults filled."""
     if not kwargs and _positional_arity(cls) == len(args):
-        return args
+        return args  # (the common case, for speed: every argument given by position)
+    # HINT: inspect.signature(cls.forward).bind(*args, **kwargs) matches arguments to parameters;
+    # HINT: .apply_defaults() fills the ones left out. *args and **kwargs parameters are spread.
+    # BEGIN SOLUTION 5.1: every parameter's value in forward's order, defaults filled in
     bound = inspect.signature(cls.forward).bind(*args, **kwargs)
     bound.apply_defaults()
     inputs: List[Any] = []
@@ -259,6 +270,7 @@ def _bind_inputs(cls: Any, args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, ..
         else:
             inputs.append(value)
     return tuple(inputs)
+    # END SOLUTION 5.1
 
 
 @functools.lru_cache(maxsize=None)

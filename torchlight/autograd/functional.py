@@ -78,6 +78,9 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
     vs = _tuple(v, "v")
     _same_structure(inputs_t, vs, "v", "inputs")
     xs = _grad_inputs(inputs_t, False)
+    # HINT: inside forward_ad.dual_level(), make each x dual with its v, call func, take
+    # HINT: grad(out, duals, allow_unused=True): each gradient's tangent is a block of H @ v.
+    # BEGIN SOLUTION 5.4: forward mode over reverse mode
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
         out = func(*duals)
@@ -88,6 +91,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
             _or_zeros(None if g is None else forward_ad.unpack_dual(g).tangent, x)
             for g, x in zip(grads, inputs_t, strict=True)
         ]
+    # END SOLUTION 5.4
     return _constant(out), _like(inputs, hvps)
 
 

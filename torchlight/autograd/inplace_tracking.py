@@ -38,6 +38,9 @@ class History(core.History):
         """The History of an in-place application: each changed input is recorded as an alias of
         what it was until now (its old History, or none for a constant), and ``previous``
         remembers that alias for the operations that used the input before."""
+        # HINT: d._alias() is a new variable sharing d's data; give it d's old node with
+        # HINT: old._set_history(d.history, d._output_nr). previous maps an output's index to that alias.
+        # BEGIN SOLUTION 5.2
         inputs = list(args)
         previous: Dict[int, Variable] = {}
         for d in ctx._dirty:
@@ -49,6 +52,7 @@ class History(core.History):
         history = cls(fn, ctx, inputs)
         history.previous = previous
         return history
+        # END SOLUTION 5.2
 
     def input_nodes(self) -> List[Optional[Variable]]:
         """For each input, the graph node it stood for when this History was made (None if none).
@@ -71,12 +75,16 @@ class History(core.History):
 
     def _as_before(self, x: Variable) -> Optional[Variable]:
         # Walk back through the in-place changes of x made after this History.
+        # HINT: each change's History has a ``previous`` dict: output index -> the node from before.
+        # HINT: stop at the first History no newer than this one; None if x had no node then.
+        # BEGIN SOLUTION 5.2
         node: Optional[Variable] = x
         h = x.history
         while node is not None and h is not None and h.stamp > self.stamp:
             node = h.previous.get(node._output_nr) if h.previous else None
             h = node.history if node is not None else None
         return node if h is not None else None
+        # END SOLUTION 5.2
 
     def _check_view(self, view: Variable) -> None:
         # A view shares its base's storage: if the base was changed in place between the view's
@@ -106,6 +114,10 @@ def check_saved(ctx: Any) -> None:
     """Raise if a value saved for backward was changed in place since it was saved."""
     for value, expected in zip(ctx._saved, ctx._saved_versions, strict=True):
         if expected is not None and value._version != expected:
+            # HINT: PyTorch's message, which users search for: "one of the variables needed for gradient
+            # HINT: computation has been modified by an inplace operation", then which value, which
+            # HINT: Function saved it (ctx._fn.name) and both versions.
+            # BEGIN SOLUTION 5.2: raise PyTorch's error for a saved value changed in place
             name = ctx._fn.name if ctx._fn is not None else "a Function"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
@@ -113,6 +125,7 @@ def check_saved(ctx: Any) -> None:
                 f"version {value._version}; expected version {expected} instead. Hint: clone() "
                 "the tensor before changing it in place, or change it after calling backward."
             )
+            # END SOLUTION 5.2
 
 
 def check_inplace(fn: Any, target: Variable, record: bool) -> None:
@@ -120,6 +133,9 @@ def check_inplace(fn: Any, target: Variable, record: bool) -> None:
     h = target.history
     if not record or h is None:
         return
+    # HINT: two cases are refused: a leaf (its .grad would describe a value it no longer has) and
+    # HINT: a view (h.last_fn.returns_view: the change would not reach the tensor it views).
+    # BEGIN SOLUTION 5.2: refuse an in-place change of a leaf, or of a view, that requires grad
     if h.last_fn is None:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation ({fn.name}); "
@@ -131,6 +147,7 @@ def check_inplace(fn: Any, target: Variable, record: bool) -> None:
             "requires grad: torchlight does not carry the change back to the viewed tensor. Write "
             "into that tensor instead (base[key] = new_values), or clone() the view first."
         )
+    # END SOLUTION 5.2
 
 
 def check_dirty(fn: Any, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:

@@ -29,12 +29,16 @@ def once_differentiable(backward):
             return result
         # create_graph=True: the gradients depend on the incoming gradients and the saved values
         # but were computed without a graph; link them to those through a node that raises.
+        # HINT: the sources are the Variables among ``inputs`` that are in a graph; pass each
+        # HINT: gradient that is a Variable through _DelayedError.apply(g, ctx._fn, *sources).
+        # BEGIN SOLUTION 5.3
         sources = tuple(v for v in inputs if isinstance(v, Variable) and v.history is not None)
         if not sources:
             return result
         flat = result if isinstance(result, tuple) else (result,)
         marked = tuple(_DelayedError.apply(g, ctx._fn, *sources) if isinstance(g, Variable) else g for g in flat)
         return marked if isinstance(result, tuple) else marked[0]
+        # END SOLUTION 5.3
 
     return wrapper
 
@@ -49,7 +53,9 @@ class _DelayedError(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        # BEGIN SOLUTION 5.3: differentiating a once_differentiable gradient must fail loudly
         _raise_twice(ctx.fn)
+        # END SOLUTION 5.3
 
     @staticmethod
     def jvp(ctx, *tangents):

@@ -107,18 +107,25 @@ class MulInplace(InplaceFunction):
     def forward(ctx: Context, a: Tensor, b: Tensor, before: Optional[Tensor] = None) -> Tensor:
         _fits(a, b)
         b = _apart(a, b)
+        # HINT: b's gradient needs a's values from before the write: keep a copy (before, or
+        # HINT: a._new(a._data.contiguous()) when none was given); a.backend.zip(op.mul)(a, b, out=a)
+        # HINT: writes into a. Then tell the engine which input changed.
+        # BEGIN SOLUTION 5.2
         if before is None:  # a constant copy: right for first derivatives, not differentiable in a
             before = a._new(a._data.contiguous())
         save(ctx, before, b)
         a.backend.zip(op.mul)(a, b, out=a)
         ctx.mark_dirty(a)
         return a
+        # END SOLUTION 5.2
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad, None]:
+        # BEGIN SOLUTION 5.2
         before, b = ctx.saved_tensors
         ga = g * b if ctx.needs_input_grad[0] else None
         return ga, (g * before if ctx.needs_input_grad[1] else None), None
+        # END SOLUTION 5.2
 
     @staticmethod
     def jvp(ctx: Context, ta: Grad, tb: Grad, t_before: Grad = None) -> Grad:
@@ -141,10 +148,13 @@ class DivInplace(InplaceFunction):
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad]:
+        # HINT: forward saved a after the change, that is the result out = a / b.
+        # BEGIN SOLUTION 5.2
         out, b = ctx.saved_tensors
         ga = g / b if ctx.needs_input_grad[0] else None
         gb = -g * out / b if ctx.needs_input_grad[1] else None
         return ga, gb
+        # END SOLUTION 5.2
 
     @staticmethod
     def jvp(ctx: Context, ta: Grad, tb: Grad) -> Grad:
