@@ -139,6 +139,12 @@ def fn(*args):
 
 def map_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
     """out[i] = fn(a[i]) for the elements of out in part number ``part`` of ``parts``."""
+    # BEGIN SOLUTION 3.1
+    # HINT: a 0-d tensor (out_shape empty) has one element. Then do the ordinals part_bounds gives:
+    # when same_contiguous says a and out are laid out alike, a plain loop over out[lo:hi] and
+    # a[lo:hi]; else one row (a run along the last dimension) at a time: to_index and
+    # broadcast_index once per row, then step through the row by the last strides (last_stride
+    # for a, 0 where a is broadcast), indexing a slice with uint64(j * stride).
     if len(out_shape) == 0:  # a 0-d tensor: one element
         out[0] = fn(a[0])
         return
@@ -164,10 +170,14 @@ def map_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
         for j in range(n):
             o[uint64(j * so)] = fn(x[uint64(j * sa)])
         ordinal += n
+    # END SOLUTION 3.1
 
 
 def zip_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """out[i] = fn(a[i], b[i]) for the elements of out in part number ``part`` of ``parts``."""
+    # BEGIN SOLUTION 3.1
+    # HINT: map_part with a second input, which broadcasts on its own: its own index buffer and
+    # its own step along the row. The fast path needs both inputs laid out as out.
     if len(out_shape) == 0:
         out[0] = fn(a[0], b[0])
         return
@@ -199,6 +209,7 @@ def zip_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b,
         for j in range(n):
             o[uint64(j * so)] = fn(x[uint64(j * sa)], y[uint64(j * sb)])
         ordinal += n
+    # END SOLUTION 3.1
 
 
 def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
@@ -210,6 +221,9 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
     is folded at once: each step then reads a contiguous row of a, not one element a stride away.
     The parts are out elements or out rows.
     """
+    # BEGIN SOLUTION 3.1
+    # HINT: out's index of an element is also the index of the first element of its line in a
+    # (index[reduce_dim] is 0); the line's elements are a_strides[reduce_dim] apart.
     dims = len(out_shape)
     n = a_shape[reduce_dim]
     step = a_strides[reduce_dim]
@@ -238,6 +252,7 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
             x_j = x[j * step :]
             for t in range(row):
                 o[uint64(t * so)] = fn(o[uint64(t * so)], x_j[uint64(t * sa)])
+    # END SOLUTION 3.1
 
 
 TEMPLATES: List[Callable[..., None]] = [map_part, zip_part, reduce_part]
@@ -266,20 +281,27 @@ SOURCES = [__file__, indexing.__file__, scalar.__file__]
 
 def parallel_map(map_part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
     """Run map_part(p, parts, ...) for every part p, in parallel."""
+    # BEGIN SOLUTION 3.1
+    # HINT: prange(parts) spreads the parts over the threads; p is unsigned there: np.int64(p)
     for p in prange(parts):
         map_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides)
+    # END SOLUTION 3.1
 
 
 def parallel_zip(zip_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """Run zip_part(p, parts, ...) for every part p, in parallel."""
+    # BEGIN SOLUTION 3.1
     for p in prange(parts):
         zip_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+    # END SOLUTION 3.1
 
 
 def parallel_reduce(reduce_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
     """Run reduce_part(p, parts, ...) for every part p, in parallel."""
+    # BEGIN SOLUTION 3.1
     for p in prange(parts):
         reduce_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start)
+    # END SOLUTION 3.1
 
 
 _LAUNCHERS = {"map_part": parallel_map, "zip_part": parallel_zip, "reduce_part": parallel_reduce}
@@ -290,11 +312,45 @@ _LAUNCHERS = {"map_part": parallel_map, "zip_part": parallel_zip, "reduce_part":
 # ---------------------------------------------------------------------------------------------
 
 
+# In the student edition an unwritten function raises NotImplementedError("Task N.K: ..."). Before
+# compiling a kernel, the Python functions compiled into it are called once on sample arguments
+# (fast_parallel.raise_if_stub), so that a stub says what to write at once, instead of numba
+# spending seconds failing to type a kernel around a function that returns nothing.
+_SAMPLE_ARGS = {"map_part": (0.5,), "zip_part": (0.5, 0.25), "reduce_part": (0.5, 0.25)}
+_not_stubs: set = set()  # (fn, number of arguments) already called once, and the index helpers
+
+
+def _raise_if_stubs(fn, kind: str) -> None:
+    """Re-raise a stub's NotImplementedError from fn or from the index helpers; once each."""
+    if "indexing" not in _not_stubs:
+        index = [0, 0]
+        fast_parallel.raise_if_stub(indexing.to_index, 1, [2, 3], index)
+        fast_parallel.raise_if_stub(indexing.broadcast_index, [1, 1], [2, 3], [3], [0])
+        fast_parallel.raise_if_stub(indexing.index_to_position, [1, 1], [3, 1])
+        _not_stubs.add("indexing")
+    args = _SAMPLE_ARGS[kind]
+    if (fn, len(args)) not in _not_stubs:
+        fast_parallel.raise_if_stub(fn, *args)
+        _not_stubs.add((fn, len(args)))
+
+
+def _one_element(kind: str) -> tuple:
+    """Arguments for ``part(0, 1, ...)`` on a 1-element tensor: a trial run before the first launch."""
+    one = np.ones(1, np.int64)  # shape (1,), stride 1
+    tensor = (np.full(1, 0.5), one, one)
+    if kind == "map_part":
+        return (np.zeros(1), one, one) + tensor
+    if kind == "zip_part":
+        return (np.zeros(1), one, one) + tensor + tensor
+    return (np.zeros(1), one, one) + tensor + (0, 0.0)
+
+
 class _Kernel:
     """One operation of one scalar function: runs its part function serially or in parallel."""
 
     def __init__(self, fn, kind: str):
         self.kind = kind
+        _raise_if_stubs(fn, kind)
         self.part = getattr(fast_cache.kernels_for(fn, TEMPLATES, HELPERS, SOURCES), kind)
         fast_cache.compile_part(self.part, PART_SIGNATURES[kind], fn)
         self._pointer = self._launch = None  # made on the first parallel call
@@ -308,6 +364,10 @@ class _Kernel:
                 self.part(0, 1, out, *args)
             else:
                 if self._launch is None:
+                    # An exception inside the launcher's threads is printed and lost (numba cannot
+                    # pass it on through a part called as a value): a part that raises (a stub,
+                    # or a bug) must raise here first, serially, on one element.
+                    self.part(0, 1, *_one_element(self.kind))
                     signature = PART_SIGNATURES[self.kind]
                     self._pointer = fast_parallel.PartPointer(self.part, signature)
                     self._launch = fast_parallel.launcher(

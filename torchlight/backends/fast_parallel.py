@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.typing.templates import Signature
 
-__all__ = ["PartPointer", "launcher", "launcher_signature", "run_on_plain_arrays"]
+__all__ = ["PartPointer", "launcher", "launcher_signature", "raise_if_stub", "run_on_plain_arrays"]
 
 _compiled: Dict[Callable, Callable] = {}
 _lock = threading.Lock()
@@ -65,6 +65,25 @@ class PartPointer:
 
     def signature(self) -> Signature:
         return self._signature
+
+
+def raise_if_stub(function: Callable, *args) -> None:
+    """Call ``function(*args)`` once in plain Python and re-raise a student edition's stub.
+
+    In the student edition an unwritten function is ``raise NotImplementedError("Task N.K: ...")``,
+    which returns nothing. Compiled into a kernel that uses its result, it makes numba spend
+    seconds failing to type the kernel, and the error then says "cannot compile" rather than what
+    to write. Called here first (a numba function through its Python source), it raises its own
+    message at once. Any other exception is ignored: it is numba's and the kernel's to meet (a
+    domain error on the sample arguments, say), and the caller does this once per function.
+    """
+    try:
+        getattr(function, "py_func", function)(*args)
+    except NotImplementedError as e:
+        if str(e).startswith("Task "):
+            raise
+    except Exception:  # not a stub: compiling will say what it is, if anything
+        pass
 
 
 def run_on_plain_arrays(function: Callable, args: Sequence, out: int) -> None:
