@@ -35,7 +35,7 @@ def neg(x: float) -> float:
 
 
 def lt(x: float, y: float) -> float:
-    """1.0 if x < y else 0.0"""
+    """1.0 if x < y else 0.0 (0.0 when either is nan: every comparison with nan is false)"""
     # BEGIN SOLUTION 0.1
     return 1.0 if x < y else 0.0
     # END SOLUTION 0.1
@@ -49,9 +49,10 @@ def eq(x: float, y: float) -> float:
 
 
 def max(x: float, y: float) -> float:
-    """The larger of x and y."""
+    """The larger of x and y; nan when either is nan (as PyTorch), whatever the order."""
     # BEGIN SOLUTION 0.1
-    return x if x > y else y
+    # HINT: x > y is false when y is nan, and also when x is nan.
+    return x if (x > y or math.isnan(x)) else y
     # END SOLUTION 0.1
 
 
@@ -77,9 +78,9 @@ def sigmoid(x: float) -> float:
 
 
 def relu(x: float) -> float:
-    """x if x > 0 else 0.0"""
+    """0.0 if x < 0 else x (so nan stays nan, as PyTorch)"""
     # BEGIN SOLUTION 0.1
-    return x if x > 0.0 else 0.0
+    return 0.0 if x < 0.0 else x
     # END SOLUTION 0.1
 
 
@@ -93,37 +94,39 @@ def log(x: float) -> float:
 
 
 def exp(x: float) -> float:
-    """e^x (inf past the float range, where math.exp would raise)"""
+    """e^x (inf past the float range, where math.exp would raise; nan for nan)"""
     # BEGIN SOLUTION 0.1
-    return math.exp(x) if x < 709.78 else math.inf
+    # HINT: 709.782712893384 is log of the largest float, the last x whose e^x is finite.
+    return math.inf if x > 709.782712893384 else math.exp(x)
     # END SOLUTION 0.1
 
 
 def inv(x: float) -> float:
-    """1 / x (inf at 0, as IEEE and PyTorch; plain Python would raise)"""
+    """1 / x (inf at 0.0 and -inf at -0.0, as IEEE and PyTorch; plain Python would raise)"""
     # BEGIN SOLUTION 0.1
-    return 1.0 / x if x != 0.0 else math.inf
+    return 1.0 / x if x != 0.0 else math.copysign(math.inf, x)
     # END SOLUTION 0.1
 
 
 def log_back(x: float, d: float) -> float:
     """d * d/dx log(x)"""
     # BEGIN SOLUTION 0.1
-    return d / x if x != 0.0 else d * math.inf
+    return d / x if x != 0.0 else d * math.copysign(math.inf, x)
     # END SOLUTION 0.1
 
 
 def inv_back(x: float, d: float) -> float:
     """d * d/dx (1/x)"""
     # BEGIN SOLUTION 0.1
-    return -d / (x * x) if x != 0.0 else -d * math.inf
+    # HINT: x * x is 0.0 for |x| < 1e-162 too, where plain Python would raise.
+    return -d / (x * x) if x * x != 0.0 else -d * math.inf
     # END SOLUTION 0.1
 
 
 def relu_back(x: float, d: float) -> float:
-    """d * d/dx relu(x) (0 at x == 0, as PyTorch)"""
+    """d * d/dx relu(x) (0 at x == 0 and d at nan, as PyTorch)"""
     # BEGIN SOLUTION 0.1
-    return d if x > 0.0 else 0.0
+    return 0.0 if x <= 0.0 else d
     # END SOLUTION 0.1
 
 
@@ -137,8 +140,8 @@ def sub(x: float, y: float) -> float:
 
 
 def div(x: float, y: float) -> float:
-    """x / y (inf or nan when y is 0, as IEEE and PyTorch)"""
-    return x / y if y != 0.0 else x * math.inf
+    """x / y (signed inf or nan when y is 0 or -0.0, as IEEE and PyTorch)"""
+    return x / y if y != 0.0 else x * math.copysign(math.inf, y)
 
 
 def gt(x: float, y: float) -> float:
@@ -147,11 +150,14 @@ def gt(x: float, y: float) -> float:
 
 
 def pow(x: float, y: float) -> float:
-    """x ** y (nan for a negative base and a fractional exponent, where Python would go complex)"""
-    if x < 0.0 and y != math.floor(y):
+    """x ** y (nan for a finite negative base and a fractional exponent, where Python would go
+    complex)"""
+    # (y % 1.0, not math.floor: floor raises at nan and inf in Python, and in numba gives an int
+    # that overflows past 2 ** 63)
+    if -math.inf < x < 0.0 and math.isfinite(y) and y % 1.0 != 0.0:
         return math.nan
-    if x == 0.0 and y < 0.0:
-        return math.inf
+    if x == 0.0 and y < 0.0:  # 1 / 0 ** -y, signed: (-0.0) ** -3 is -inf, (-0.0) ** -2 is inf
+        return math.copysign(math.inf, x**-y)
     return x**y
 
 
@@ -166,8 +172,8 @@ def sqrt(x: float) -> float:
 
 
 def abs(x: float) -> float:
-    """|x|"""
-    return x if x >= 0.0 else -x
+    """|x| (0.0 for -0.0)"""
+    return math.fabs(x)
 
 
 def sign(x: float) -> float:
