@@ -11,6 +11,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
+import numpy as np
+
 from ..scalar_variable import Scalar
 
 
@@ -266,7 +268,10 @@ class Module:
 
         With ``strict=True`` missing and unexpected keys are an error; with ``strict=False``
         they are returned as ``(missing_keys, unexpected_keys)``. A shape or type mismatch is
-        always an error. Nothing is loaded when an error is raised.
+        always an error. Values are converted to what each parameter holds: a number for a
+        Scalar; for a Tensor, a numpy array or nested lists of numbers become a tensor on the
+        parameter's backend, and a tensor on another backend is moved there. Every value is
+        checked and converted before any is loaded: nothing is loaded when an error is raised.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
@@ -279,16 +284,21 @@ class Module:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        loaded = {}
         for name, param in params.items():
             if name in state_dict:
                 problem = _mismatch(name, param.value, state_dict[name])
+                if problem is None:
+                    try:
+                        loaded[name] = _loaded(param.value, state_dict[name])
+                    except (TypeError, ValueError) as err:
+                        problem = f"type mismatch for {name}: {err}"
                 if problem:
                     errors.append(problem)
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
-        for name, param in params.items():
-            if name in state_dict:
-                param.update(_loaded(param.value, state_dict[name]))
+        for name, value in loaded.items():
+            params[name].update(value)
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing ----------------------------------------------------------------------
@@ -329,12 +339,44 @@ def _shape(value: Any) -> Optional[Tuple[int, ...]]:
     return None if shape is None else tuple(shape)
 
 
+def _is_tensor(value: Any) -> bool:
+    # Imported here: Module is module 0's, and Tensor arrives only with module 2.
+    from ..tensor import Tensor
+
+    return isinstance(value, Tensor)
+
+
+def _as_array(new: Any, shape: Tuple[int, ...]) -> np.ndarray:
+    """``new`` (a numpy array, nested lists of numbers or a number) as a float64 array for a
+    Tensor parameter of ``shape``; TypeError saying why when it is none of these."""
+    if not (
+        isinstance(new, (np.ndarray, list, tuple)) or (isinstance(new, numbers.Real) and not isinstance(new, bool))
+    ):
+        raise TypeError(
+            f"expected a Tensor, a numpy array or nested lists of numbers with shape {shape}, got {type(new).__name__}"
+        )
+    try:
+        array = np.asarray(new)
+    except ValueError as err:  # ragged nested lists
+        raise TypeError(f"cannot read {type(new).__name__} as an array ({err})") from None
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"expected numbers, got {type(new).__name__} of dtype {array.dtype}")
+    return array.astype(np.float64)
+
+
 def _mismatch(name: str, current: Any, new: Any) -> Optional[str]:
     """Why ``new`` cannot replace the parameter value ``current`` (None if it can)."""
     if isinstance(current, Scalar):
         if isinstance(new, Scalar) or (isinstance(new, numbers.Real) and not isinstance(new, bool)):
             return None
+        if isinstance(new, np.ndarray) and new.shape == () and new.dtype.kind in "fiu":
+            return None
         return f"type mismatch for {name}: expected a Scalar or a number, got {type(new).__name__}"
+    if _is_tensor(current) and not _is_tensor(new):
+        try:
+            new = _as_array(new, current.shape)
+        except TypeError as err:
+            return f"type mismatch for {name}: {err}"
     a, b = _shape(current), _shape(new)
     if a is not None and b is not None and a != b:
         return (
@@ -347,7 +389,12 @@ def _mismatch(name: str, current: Any, new: Any) -> Optional[str]:
 
 
 def _loaded(current: Any, new: Any) -> Any:
-    """The value a parameter holds after loading ``new``: a fresh leaf, sharing nothing with ``new``."""
+    """The value a parameter holds after loading ``new``: a fresh leaf, sharing nothing with ``new``,
+    converted to what ``current`` is (a Scalar, or a Tensor on ``current``'s backend)."""
     if isinstance(current, Scalar):
-        return Scalar(float(getattr(new, "data", new)))
+        return Scalar(float(new.data if isinstance(new, Scalar) else new))
+    if _is_tensor(current):
+        if not _is_tensor(new):
+            return current.new_tensor(np.array(new, dtype=np.float64))  # a copy: shares nothing
+        return _snapshot(new.detach().to(current.backend))
     return _snapshot(new)
