@@ -124,6 +124,31 @@ def test_setup_context_sees_inputs_with_defaults_and_the_output():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
+
+def test_setup_context_sees_var_positional_and_var_keyword_inputs_spread():
+    seen = {}
+
+    class Weighted(Function):
+        @staticmethod
+        def forward(x, *weights, shift=0.0, **extra):
+            return x * sum(weights) + shift
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            seen["inputs"] = inputs
+            ctx.total = sum(inputs[1:-2])  # the weights: after x, before shift and extra's one value
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.total, None, None
+
+    x = torchlight.tensor([1.0, 2.0], requires_grad=True)
+    y = Weighted.apply(x, 2.0, 3.0, label=7.0)
+    assert seen["inputs"][0] is x and seen["inputs"][1:] == (2.0, 3.0, 0.0, 7.0)
+    assert y.tolist() == [5.0, 10.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
 def test_needs_input_grad_is_known_before_forward():
     seen = []
 

@@ -114,24 +114,20 @@ class History(inplace_tracking.History):
             result = (result,)
         n = len(self.inputs)
         if len(result) != n:
-            # HINT: PyTorch lets backward return extra trailing Nones; anything else is a mistake.
-            # BEGIN SOLUTION 5.1: accept extra trailing Nones (dropped); raise for any other count
+            # PyTorch lets backward return extra trailing Nones; anything else is a mistake.
             if len(result) < n or any(g is not None for g in result[n:]):
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned an incorrect number of gradients "
                     f"(expected {n}, got {len(result)})"
                 )
             result = result[:n]
-            # END SOLUTION 5.1
         for i, x in enumerate(self.inputs):
             if result[i] is not None and not isinstance(x, Variable):
-                # BEGIN SOLUTION 5.1: the error for a gradient given to an input that is not a Variable
                 raise RuntimeError(
                     f"function {self.last_fn.name} returned a gradient different than None at position "
                     f"{i}, but the corresponding forward input was not a Variable (it was "
                     f"{type(x).__name__}); return None for it"
                 )
-                # END SOLUTION 5.1
         return result
 
 
