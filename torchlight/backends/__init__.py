@@ -13,12 +13,23 @@ from typing import Callable, Dict, List, Union
 
 from .base import TensorBackend
 
-__all__ = ["TensorBackend", "BackendUnavailable", "get", "names", "register", "set_default_backend", "default"]
+__all__ = [
+    "TensorBackend",
+    "BackendUnavailable",
+    "get",
+    "names",
+    "register",
+    "set_default_backend",
+    "default",
+    "is_default",
+]
 
 
 class BackendUnavailable(RuntimeError):
     """A known backend that cannot run on this machine (missing package or hardware)."""
 
+
+ENV_VAR = "TORCHLIGHT_BACKEND"  # the environment variable naming the default backend
 
 _factories: Dict[str, Callable[[], TensorBackend]] = {}
 _backends: Dict[str, TensorBackend] = {}
@@ -51,10 +62,39 @@ def get(name: Union[str, TensorBackend]) -> TensorBackend:
 
 def default() -> TensorBackend:
     """The backend new tensors get when none is named: $TORCHLIGHT_BACKEND, else 'fast' where numba
-    imports, else 'simple' (with a warning saying how to get 'fast')."""
+    imports, else 'simple' (with a warning saying how to get 'fast').
+
+    A $TORCHLIGHT_BACKEND that names no backend, or one that cannot run here, is an error naming
+    the variable (raised again on every call until it is fixed: nothing falls back silently).
+    """
     if not _default:
-        _default.append(os.environ.get("TORCHLIGHT_BACKEND") or _preferred())
+        name = os.environ.get(ENV_VAR)
+        if not name:
+            name = _preferred()
+        elif name not in _factories:
+            raise ValueError(
+                f"the environment variable {ENV_VAR}={name!r} names no backend; the known backends are "
+                f"{', '.join(map(repr, names()))}: set {ENV_VAR} to one of them or unset it, or call "
+                "torchlight.set_default_backend(name)"
+            )
+        else:
+            try:
+                get(name)
+            except BackendUnavailable as e:
+                raise BackendUnavailable(
+                    f"the environment variable {ENV_VAR}={name!r} asks for a backend that cannot run here: {e}"
+                ) from None
+        _default.append(name)
     return get(_default[0])
+
+
+def is_default(backend: TensorBackend) -> bool:
+    """Whether ``backend`` is the default backend; False, never an error, where no default can be
+    decided (a bad $TORCHLIGHT_BACKEND), so that what only asks (a tensor's repr) keeps working."""
+    try:
+        return backend is default()
+    except (ValueError, BackendUnavailable):
+        return False
 
 
 def _preferred() -> str:
