@@ -253,7 +253,8 @@ def test_the_parallel_path_needs_no_tbb_or_openmp():
 
 
 def test_default_backend_is_fast_and_a_missing_numba_says_what_to_do():
-    assert _run("import torchlight; print(torchlight.zeros(1).backend.name)", TORCHLIGHT_BACKEND="").stdout.strip() == "fast"
+    run = _run("import torchlight; print(torchlight.zeros(1).backend.name)", TORCHLIGHT_BACKEND="")
+    assert run.stdout.strip() == "fast", run.stderr
     code = (
         "import sys, warnings; sys.modules['numba'] = None  # as if numba were not installed\n"
         "import torchlight\n"
