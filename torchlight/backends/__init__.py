@@ -73,9 +73,9 @@ def default() -> TensorBackend:
             name = _preferred()
         elif name not in _factories:
             raise ValueError(
-                f"the environment variable {ENV_VAR}={name!r} names no backend; the known backends are "
-                f"{', '.join(map(repr, names()))}: set {ENV_VAR} to one of them or unset it, or call "
-                "torchlight.set_default_backend(name)"
+                f"unknown backend {name!r} in the environment variable {ENV_VAR}={name!r}; the known "
+                f"backends are {', '.join(map(repr, names()))}: set {ENV_VAR} to one of them or unset it, "
+                "or call torchlight.set_default_backend(name)"
             )
         else:
             try:
