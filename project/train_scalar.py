@@ -40,6 +40,8 @@ class ScalarLinear(Module):
     def forward(self, inputs: Sequence[Scalar]) -> List[Scalar]:
         if len(inputs) != self.in_size:
             raise ValueError(f"ScalarLinear expects {self.in_size} inputs, got {len(inputs)}")
+        # BEGIN SOLUTION 1.5: one output per column j: bias[j] plus the inputs times column j's weights
+        # HINT: a parameter's Scalar is its .value (self.bias[j].value, self.weights[i][j].value).
         outs = []
         for j in range(self.out_size):
             total = self.bias[j].value
@@ -47,6 +49,7 @@ class ScalarLinear(Module):
                 total = total + x * self.weights[i][j].value
             outs.append(total)
         return outs
+        # END SOLUTION 1.5
 
     def extra_repr(self) -> str:
         return f"in_size={self.in_size}, out_size={self.out_size}"
@@ -64,11 +67,13 @@ class ScalarNetwork(Module):
         self.layer2 = ScalarLinear(hidden, 1, rng)
 
     def forward(self, x: Sequence[Scalar]) -> Scalar:
-        # Centre the unit square on 0 (to [-1, 1]): the first layer's lines then start out
-        # cutting through the data, which speeds up training a lot.
+        # BEGIN SOLUTION 1.5
+        # HINT: centre the unit square on 0 (2x - 1 maps it to [-1, 1]): the first layer's lines then
+        # start out cutting through the data, which speeds up training a lot. Then layer1, ReLU, layer2.
         x = [2.0 * xi - 1.0 for xi in x]
         hidden = [h.relu() for h in self.layer1(x)]
         return self.layer2(hidden)[0]
+        # END SOLUTION 1.5
 
     def predict(self, x1: float, x2: float) -> float:
         """P(class 1) at the point (x1, x2), without recording a graph."""
@@ -78,14 +83,17 @@ class ScalarNetwork(Module):
 
 def loss_and_correct(model: ScalarNetwork, data: datasets.Graph) -> Tuple[Scalar, int]:
     """Mean binary cross-entropy over the data set, and how many points are classified right."""
+    # BEGIN SOLUTION 1.5
+    # HINT: the points are constants (Scalar(x, history=None)); the loss of one point is
+    # HINT: -log P(its true label), where P(class 1) = sigmoid(logit) and 1 - sigmoid(z) = sigmoid(-z).
     total, correct = Scalar(0.0, history=None), 0
     for (x1, x2), label in zip(data.X, data.y):
         logit = model([Scalar(x1, history=None), Scalar(x2, history=None)])
-        # P(the true label): sigmoid(z) for class 1, 1 - sigmoid(z) = sigmoid(-z) for class 0.
         p_true = (logit if label == 1 else -logit).sigmoid()
         total = total - p_true.log()
         correct += int(p_true.data > 0.5)
     return total / data.n, correct
+    # END SOLUTION 1.5
 
 
 @dataclass
@@ -122,10 +130,13 @@ def train(
     result = Result(model, data)
     bar = tqdm(range(epochs), desc=f"scalar {dataset}", unit="epoch", disable=not progress)
     for _ in bar:
+        # BEGIN SOLUTION 1.5: one training step: the loss, its gradients, the optimizer's step
+        # HINT: .grad accumulates: clear last epoch's (optimizer.zero_grad()) before backward.
         loss, correct = loss_and_correct(model, data)
-        optimizer.zero_grad()  # .grad accumulates: clear last epoch's before this backward
+        optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        # END SOLUTION 1.5
         # Loss and accuracy are those of the parameters before this epoch's step.
         result.losses.append(loss.data)
         result.accuracies.append(correct / data.n)
