@@ -173,6 +173,22 @@ def test_matmul_of_a_broadcast_batch_that_needs_a_copy(backend_name):
     np.testing.assert_allclose(out.to_numpy(), va @ vb)
 
 
+@pytest.mark.parametrize("one", ["a", "b"])
+def test_the_matmul_kernel_broadcasts_a_batch_of_one_whatever_its_stride(one):
+    # The kernel's own contract (backends/base.py): a batch of size 1 broadcasts, even when its
+    # batch stride is not 0 (the backend passes 0; a kernel must not rely on it).
+    rng = np.random.default_rng(0)
+    va = rng.standard_normal((1 if one == "a" else 3, 2, 4))
+    vb = rng.standard_normal((1 if one == "b" else 3, 4, 5))
+    out = np.zeros((3, 2, 5))
+
+    def args(v):
+        return v.reshape(-1), np.array(v.shape, np.int64), np.array([s // 8 for s in v.strides], np.int64)
+
+    simple.matmul_kernel(*args(out), *args(va), *args(vb))  # out.reshape(-1) is a view: the kernel writes out
+    np.testing.assert_allclose(out, va @ vb, rtol=1e-12, atol=1e-12)
+
+
 def test_matmul_errors_name_the_shapes(backend_name):
     a = torchlight.zeros(2, 3, backend=backend_name)
     with pytest.raises(RuntimeError, match=r"shapes \(2, 3\) and \(4, 5\) cannot be multiplied \(2x3 and 4x5\)"):
@@ -327,7 +343,8 @@ def test_set_default_backend():
 
 
 def test_default_backend_comes_from_the_environment():
-    code = "import torchlight; print(torchlight.zeros(1).backend.name)"
+    # (the default backend itself, not a tensor on it: this check needs no tensor code of its own)
+    code = "import torchlight; print(torchlight.backends.default().name)"
     env = dict(os.environ, TORCHLIGHT_BACKEND="nope")
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.returncode != 0 and "unknown backend 'nope'" in run.stderr

@@ -27,6 +27,9 @@ def test_contiguous_strides():
     assert strides_from_shape((2, 3, 4)) == (12, 4, 1)
     assert strides_from_shape((5,)) == (1,)
     assert strides_from_shape(()) == ()
+    # as PyTorch (torch.empty(2, 0, 3).stride()): a dimension of size 0 counts as 1 for the strides before it
+    assert strides_from_shape((2, 0, 3)) == (3, 3, 1)
+    assert strides_from_shape([4, 1, 2]) == (2, 2, 1)  # a list works too; the result is a tuple
 
 
 @given(shapes(max_dims=4))
