@@ -147,6 +147,34 @@ def test_earlier_users_keep_the_value_they_saw(torch):
     assert_close(x.grad, tx.grad)
 
 
+
+def test_an_earlier_user_sees_through_several_changes(torch):
+    # two changes after z used y: the walk back to what z saw must pass both
+    x = torchlight.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (tx,) = torch_leaves(torch, [[1.0, 2.0, 3.0]])
+    for t in (x, tx):
+        y = t * 2.0
+        z = -y  # saves nothing: its gradient reaches t as -2, whatever y becomes
+        y.mul_(3.0)
+        y.mul_(5.0)
+        (z.sum() + y.sum()).backward()
+    assert_close(x.grad, tx.grad)
+    assert x.grad.tolist() == [28.0, 28.0, 28.0]  # -2 from z, 30 from y
+
+
+def test_a_constant_used_before_it_joined_the_graph_gets_no_gradient(torch):
+    # z used c while c was a constant; c's change with w's values makes c part of the graph, but
+    # z's gradient for c must go nowhere (c then had no node).
+    w = torchlight.tensor([1.0, 2.0], requires_grad=True)
+    (tw,) = torch_leaves(torch, [[1.0, 2.0]])
+    for t, lib in ((w, torchlight), (tw, torch)):
+        c = lib.tensor([3.0, 4.0], dtype=torch.float64) if lib is torch else lib.tensor([3.0, 4.0])
+        z = c + t
+        c.add_(t)
+        (z.sum() + c.sum()).backward()
+    assert_close(w.grad, tw.grad)
+    assert w.grad.tolist() == [2.0, 2.0]
+
 def test_a_constant_changed_with_a_tensor_that_requires_grad_joins_the_graph(torch):
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
     (tx,) = torch_leaves(torch, [[1.0, 2.0]])
