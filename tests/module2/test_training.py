@@ -56,6 +56,21 @@ def test_network_shape_and_seeded_init():
     assert not np.array_equal(values(net)[0], values(other)[0])
 
 
+def test_network_forward_is_two_relu_layers_and_an_output_on_centred_points():
+    # as the class says: 2 -> hidden ReLUs -> hidden ReLUs -> 1 logit per point, inputs mapped to [-1, 1]
+    net = train_tensor.Network(hidden=4, backend="simple", seed=0)
+    points = np.random.default_rng(3).uniform(0.0, 1.0, (7, 2))
+    (w1, b1), (w2, b2), (w3, b3) = (
+        (layer.weight.value.to_numpy(), layer.bias.value.to_numpy()) for layer in (net.layer1, net.layer2, net.layer3)
+    )
+    h = np.maximum((2.0 * points - 1.0) @ w1.T + b1, 0.0)
+    h = np.maximum(h @ w2.T + b2, 0.0)
+    expected = (h @ w3.T + b3).reshape(-1)
+    logits = net(torchlight.tensor(points, backend="simple"))
+    assert logits.shape == (7,)
+    np.testing.assert_allclose(logits.to_numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_predict_is_a_probability_per_point_and_records_nothing():
     net = train_tensor.Network(hidden=4, backend="simple", seed=0)
     p = net.predict([(0.3, 0.8), (0.9, 0.1), (0.5, 0.5)])
