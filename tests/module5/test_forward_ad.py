@@ -104,6 +104,7 @@ def test_dual_tensors_carry_tangents_inside_their_level():
         d = fwad.make_dual(x, t)
         primal, tangent = fwad.unpack_dual(d)
         assert tangent is t and primal.tolist() == [1.0, 2.0]
+        assert primal is not d and fwad.unpack_dual(primal).tangent is None  # the primal carries none
         y = d * d
         assert fwad.unpack_dual(y).tangent.tolist() == [2.0, 0.0]
         assert fwad.unpack_dual(x).tangent is None  # make_dual leaves its primal alone
@@ -111,6 +112,29 @@ def test_dual_tensors_carry_tangents_inside_their_level():
     assert fwad.unpack_dual(y).primal is y
     assert (y * 2.0).tolist() == [2.0, 8.0]  # and y is an ordinary tensor again
 
+
+
+def test_a_non_differentiable_output_gets_no_tangent():
+    class SignAndDouble(Function):
+        @staticmethod
+        def forward(ctx, x):
+            sign = (x > 0.0) * 2.0 - 1.0
+            ctx.mark_non_differentiable(sign)
+            return x * 2.0, sign
+
+        @staticmethod
+        def backward(ctx, g, g_sign):
+            return g * 2.0
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2.0, t  # a tangent for sign too, which must be dropped
+
+    with fwad.dual_level():
+        x = fwad.make_dual(torchlight.tensor([-1.0, 3.0]), torchlight.tensor([1.0, 1.0]))
+        doubled, sign = SignAndDouble.apply(x)
+        assert fwad.unpack_dual(doubled).tangent.tolist() == [2.0, 2.0]
+        assert fwad.unpack_dual(sign).tangent is None
 
 def test_level_errors(torch):
     x = torchlight.tensor([1.0, 2.0])
