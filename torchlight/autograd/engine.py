@@ -128,7 +128,7 @@ def grad(
     for i, inp in enumerate(inputs):
         if not isinstance(inp, Variable) or inp.history is None:
             raise RuntimeError(f"element {i} of inputs does not require grad (call requires_grad_() on it)")
-    derivs = [out._default_grad() if g is None else g for out, g in zip(outputs, grad_outputs, strict=True)]
+    derivs = [_grad_output(out, g, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs, strict=True))]
     if retain_graph is None:
         retain_graph = create_graph
     result = run_backward(outputs, derivs, retain_graph, create_graph, inputs)
@@ -140,3 +140,21 @@ def grad(
                 "graph. Set allow_unused=True if this is the desired behavior."
             )
     return tuple(result)
+
+
+def _grad_output(out: Variable, g: Any, i: int) -> Any:
+    """``grad_outputs[i]`` checked against its output (None: the default, 1 for one element)."""
+    if g is None:
+        return out._default_grad()
+    meta = out._grad_meta()  # a Tensor's shape and backend; None for a Scalar, whose gradient is a number
+    if isinstance(g, Variable) and isinstance(g, type(out)):
+        if g._grad_meta() != meta:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_outputs[{i}] is a {g._describe()} and output {i} is a "
+                f"{out._describe()} (on the same backend as the output)"
+            )
+        return g
+    if meta is None and isinstance(g, (int, float)) and not isinstance(g, bool):
+        return float(g)
+    want = f"a {out._describe()}" if meta is not None else "a number"
+    raise TypeError(f"grad: grad_outputs[{i}] must be {want} (or None), like output {i}; got {g!r}")
