@@ -34,7 +34,11 @@ def run(code: str, value: str) -> dict:
     program = PRELUDE + textwrap.dedent(code) + "\nprint(json.dumps(results))\n"
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for outcome in results.values():  # in the student edition: an unwritten function, said as such
+        if outcome.get("type") == "NotImplementedError" and outcome["message"].startswith("Task "):
+            raise NotImplementedError(outcome["message"])
+    return results
 
 
 def test_an_unknown_name_is_an_error_naming_the_variable_its_value_and_the_choices():
