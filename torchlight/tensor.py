@@ -195,7 +195,7 @@ class Tensor(Variable):
         if self.history is not None:
             fn = self.history.last_fn
             extra = ", requires_grad=True" if fn is None else f", grad_fn=<{fn.name}>"
-        if self.backend is not backends.default():
+        if not backends.is_default(self.backend):
             extra += f", backend='{self.backend.name}'"
         return f"tensor({values}{extra})"
 
@@ -400,10 +400,13 @@ class Tensor(Variable):
         return ops.GT.apply(self, self._lift(b))
 
     def __le__(self, b: Any) -> "Tensor":
-        return 1.0 - ops.GT.apply(self, self._lift(b))
+        # < or ==, never both (not 1 - (>), which would call nan <= 0 true)
+        other = self._lift(b)
+        return ops.LT.apply(self, other) + ops.EQ.apply(self, other)
 
     def __ge__(self, b: Any) -> "Tensor":
-        return 1.0 - ops.LT.apply(self, self._lift(b))
+        other = self._lift(b)
+        return ops.GT.apply(self, other) + ops.EQ.apply(self, other)
 
     def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):

@@ -75,11 +75,6 @@ def test_an_explicit_backend_works_whatever_the_variable_says():
     assert r["fixed"] == {"ok": True, "value": [3.0]}  # set_default_backend is the way out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.__repr__ (torchlight/tensor.py) calls backends.default(), which raises for a bad "
-    "TORCHLIGHT_BACKEND; it should ask backends.is_default(self.backend), which never raises (issue 10)",
-)
 def test_a_tensor_on_an_explicit_backend_prints():
     r = run(
         """
