@@ -10,7 +10,7 @@ import pytest
 
 import torchlight
 from torchlight import ops
-from torchlight.autograd import gradcheck, gradgradcheck
+from torchlight.autograd import gradcheck
 from torchlight.nn import Linear
 
 pytestmark = pytest.mark.task3_5
@@ -53,7 +53,7 @@ def test_fused_elementwise_ops_equal_their_composition(backend_name, name, compo
     leaves = _leaves(backend_name, *arrays)
     _same_values_and_gradients(composed, fused, leaves)
     assert gradcheck(composed, leaves) and gradcheck(fused, leaves)
-    assert gradgradcheck(composed, leaves) and gradgradcheck(fused, leaves)
+    # (their second derivatives are stage 5.3's: tests/module5/test_fused_second_derivatives.py)
 
 
 def test_tensor_operators_use_the_fused_ops(backend_name):
@@ -76,7 +76,8 @@ def test_fused_linear_equals_x_at_weight_t_plus_bias(backend_name, x_shape, bias
 
 
 def test_nn_linear_computes_the_same_either_way(backend_name, monkeypatch):
-    """Linear.fused switches between the module 3 Function and module 2's ``x @ W.T + b``."""
+    """Linear.fused switches between the module 3 Function and module 2's ``x @ W.T + b`` (on
+    the compiled backends; the simple backend always runs the composed one)."""
     layer = Linear(3, 4, backend=backend_name, seed=0)
     x = torchlight.tensor(rng.uniform(-1, 1, (5, 3)), backend=backend_name)
     results = {}
@@ -85,7 +86,8 @@ def test_nn_linear_computes_the_same_either_way(backend_name, monkeypatch):
         layer.zero_grad()
         out = layer(x)
         out.sum().backward()
-        assert out.grad_fn is (ops.Linear if fused else ops.Add)
+        # module 2 teaches on the simple backend: there the layer keeps the composed map
+        assert out.grad_fn is (ops.Linear if fused and backend_name != "simple" else ops.Add)
         results[fused] = [out.to_numpy()] + [p.value.grad.to_numpy() for p in layer.parameters()]
     for a, b in zip(results[True], results[False]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

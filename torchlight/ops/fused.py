@@ -85,16 +85,23 @@ class Linear(Function):
     @staticmethod
     def forward(ctx: Context, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
         save(ctx, x, weight)
+        # HINT: one backend matrix_multiply with weight's transposed view (a permuted TensorData),
+        # HINT: then the bias added into the fresh result with the backend's zip (out=...).
+        # BEGIN SOLUTION 3.5
         backend = x.backend
         out = backend.matrix_multiply(x, weight._new(weight._data.permute(1, 0)))
         if bias is not None:
             backend.zip(op.add)(out, bias, out=out)  # out is fresh: add the bias in place
         return out
+        # END SOLUTION 3.5
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad, Grad]:
         x, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        # HINT: each gradient only where needs_input_grad asks for it; every leading dimension of x
+        # HINT: (none, or several) is a batch dimension for the weight's and the bias's gradients.
+        # BEGIN SOLUTION 3.5
         gx = gw = gb = None
         if needs[0]:
             gx = g @ weight
@@ -106,6 +113,7 @@ class Linear(Function):
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(0)
         return gx, gw, gb
+        # END SOLUTION 3.5
 
     @staticmethod
     def jvp(ctx: Context, tx: Grad, tw: Grad, tb: Grad = None) -> Grad:
