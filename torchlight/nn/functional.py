@@ -1,0 +1,456 @@
+"""Module 4: ``torchlight.nn.functional``, a network's operations as functions (``torch.nn.functional``).
+
+Every function here is composed of tensor operations that modules 2 and 5 already differentiate
+(exp, log, sum, max, mul, ...), as "softmax is exp, sum and div": none needs a Function of its own,
+and each gets backward, double backward and forward mode (jvp) from the operations it is made of.
+
+Stage 4.4 writes the numerically stable softmax family (``logsumexp``, ``softmax``,
+``log_softmax``), ``dropout``, and the negative log-likelihood at the heart of ``nll_loss`` and
+``cross_entropy``. The argument checks around them are given: a loss checks shapes, class indices
+and ``reduction`` before computing anything.
+
+Names, arguments and results follow PyTorch. Deviations: ``mse_loss`` raises for a target of
+another shape (PyTorch warns and broadcasts); class indices are whole-number float tensors (or
+lists/arrays of ints), since torchlight holds float64 only; a loss's ``weight`` is a constant
+(PyTorch gives it no gradient either, except in ``binary_cross_entropy``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import random
+from ..ops import fused
+from ..tensor import Tensor
+from ..tensor_data import normalize_dim
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "dropout",
+    "linear",
+    "log_softmax",
+    "logsumexp",
+    "mse_loss",
+    "nll_loss",
+    "one_hot",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "tanh",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# -- argument checks ----------------------------------------------------------------------------
+
+
+def _check_tensor(x: Any, fn: str, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+
+
+def _check_reduction(reduction: Any, fn: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction: expected 'mean', 'sum' or 'none'")
+
+
+def _check_same_shape(input: Tensor, target: Any, fn: str) -> None:
+    _check_tensor(target, fn, "target")
+    if target.shape != input.shape:
+        raise ValueError(
+            f"{fn}(): target of shape {target.shape} must have the shape of input, {input.shape} "
+            "(broadcasting a target is almost always a mistake)"
+        )
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    """The losses averaged, summed or left as they are."""
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def _finite(m: Tensor) -> Tensor:
+    """m with its infinite (or nan) entries set to 0: shifting by an infinity gives inf - inf = nan."""
+    values = m.to_numpy()
+    if np.isfinite(values).all():
+        return m
+    return m._constant(np.where(np.isfinite(values), values, 0.0))
+
+
+# -- activations and the linear map ---------------------------------------------------------------
+
+
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """``input @ weight.T + bias``: input ``(..., in_features)``, weight ``(out_features, in_features)``."""
+    _check_tensor(input, "linear", "input")
+    _check_tensor(weight, "linear", "weight")
+    if weight.dims != 2:
+        raise RuntimeError(f"linear(): weight must be 2-D (out_features, in_features), got shape {weight.shape}")
+    if input.dims == 0 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"linear(): input of shape {input.shape} and weight of shape {weight.shape} cannot be multiplied: "
+            f"the input's last dimension must be in_features = {weight.shape[1]}"
+        )
+    if bias is not None:
+        _check_tensor(bias, "linear", "bias")
+        if bias.shape not in ((weight.shape[0],), (), (1,)):
+            raise RuntimeError(
+                f"linear(): bias of shape {bias.shape} does not match out_features = {weight.shape[0]} "
+                f"(weight of shape {weight.shape})"
+            )
+    if input.backend.name != "simple":  # module 3's fused Function, as nn.Linear uses it
+        return fused.Linear.apply(input, weight, bias)
+    out = input @ weight.T
+    return out if bias is None else out + bias
+
+
+def relu(input: Tensor) -> Tensor:
+    """max(input, 0), elementwise."""
+    _check_tensor(input, "relu", "input")
+    return input.relu()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-input)), elementwise."""
+    _check_tensor(input, "sigmoid", "input")
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    """The hyperbolic tangent, elementwise."""
+    _check_tensor(input, "tanh", "input")
+    return input.tanh()
+
+
+# -- the softmax family: stable through a shift by the maximum ------------------------------------
+
+
+def _dim(input: Any, dim: Any, fn: str) -> int:
+    _check_tensor(input, fn, "input")
+    if dim is None:
+        raise TypeError(f"{fn}(): dim must be given (an int: the dimension the probabilities run along)")
+    return normalize_dim(dim, input.dims)  # IndexError "Dimension out of range ..." as PyTorch
+
+
+def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(input), dim)), finite wherever the answer is (as ``torch.logsumexp``)."""
+    dim = _dim(input, dim, "logsumexp")
+    # BEGIN SOLUTION 4.4: log(sum(exp(input))) along dim, without overflow
+    # HINT: exp overflows past 709. Take the maximum m along dim out first:
+    # HINT: logsumexp(x) = m + log(sum(exp(x - m))). m is any constant here, so use it detached
+    # HINT: (x.detach()); _finite(m) replaces an infinite maximum by 0.
+    m = _finite(input.detach().max(dim, keepdim=True).values)
+    out = (input - m).exp().sum(dim, keepdim=True).log() + m
+    # END SOLUTION 4.4
+    return out if keepdim else out.squeeze(dim)
+
+
+def softmax(input: Tensor, dim: int) -> Tensor:
+    """exp(input) / sum(exp(input), dim): probabilities along ``dim`` (as ``F.softmax``)."""
+    dim = _dim(input, dim, "softmax")
+    # BEGIN SOLUTION 4.4: exp, sum and divide, without overflow
+    e = (input - input.detach().max(dim, keepdim=True).values).exp()
+    return e / e.sum(dim, keepdim=True)
+    # END SOLUTION 4.4
+
+
+def log_softmax(input: Tensor, dim: int) -> Tensor:
+    """log(softmax(input, dim)), finite even where softmax underflows to 0 (as ``F.log_softmax``)."""
+    dim = _dim(input, dim, "log_softmax")
+    # BEGIN SOLUTION 4.4
+    return input - logsumexp(input, dim, keepdim=True)
+    # END SOLUTION 4.4
+
+
+# -- dropout --------------------------------------------------------------------------------------
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Each element zeroed with probability ``p``, the rest scaled by ``1 / (1 - p)`` so that the
+    expected value is unchanged ("inverted" dropout); the identity when not ``training``.
+
+    The mask is drawn from torchlight's generator (``torchlight.manual_seed``).
+    """
+    _check_tensor(input, "dropout", "input")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:  # everything dropped (1 / (1 - p) would divide by zero)
+        scaled_mask = np.zeros(input.shape)
+    else:
+        # BEGIN SOLUTION 4.4: a random mask keeping each element with probability 1 - p, scaled
+        # HINT: random.generator() is torchlight's numpy Generator; return input times the mask
+        # HINT: (a constant: input._constant(array) makes one on input's backend).
+        keep = random.generator().random(input.shape) >= p
+        scaled_mask = keep / (1.0 - p)
+        # END SOLUTION 4.4
+    mask = input._constant(scaled_mask)
+    return input.mul_(mask) if inplace else input * mask
+
+
+# -- class targets --------------------------------------------------------------------------------
+
+
+def _class_dim(input: Any, fn: str) -> int:
+    """The dimension of the classes: 1 for ``(N, C, d1, ...)``, 0 for one unbatched ``(C,)``."""
+    _check_tensor(input, fn, "input")
+    if input.dims == 0:
+        raise ValueError(f"{fn}(): input must have a class dimension, (C,) or (N, C, d1, ...), got a 0-d tensor")
+    return 1 if input.dims >= 2 else 0
+
+
+def _class_weights(weight: Any, n_classes: int, fn: str) -> np.ndarray:
+    """The per-class weights as an array (ones when weight is None)."""
+    if weight is None:
+        return np.ones(n_classes)
+    _check_tensor(weight, fn, "weight")
+    if weight.shape != (n_classes,):
+        raise RuntimeError(
+            f"{fn}(): weight should be defined either for all {n_classes} classes or no classes, "
+            f"but got weight of shape {weight.shape}"
+        )
+    return weight.to_numpy()
+
+
+def _along(values: np.ndarray, cdim: int, dims: int) -> np.ndarray:
+    """values (one per class) shaped to broadcast along the class dimension of a ``dims``-d input."""
+    shape = [1] * dims
+    shape[cdim] = values.size
+    return values.reshape(shape)
+
+
+def _class_indices(input: Tensor, target: Any, cdim: int, ignore_index: int, fn: str) -> np.ndarray:
+    """The target's class indices as an int array of input's shape without the class dimension."""
+    expected = input.shape[:cdim] + input.shape[cdim + 1 :]
+    values = target.to_numpy() if isinstance(target, Tensor) else np.asarray(target)
+    if values.dtype.kind not in "fiub" or values.shape != expected:
+        what = f"shape {values.shape}" if values.dtype.kind in "fiub" else f"{type(target).__name__} {target!r}"
+        raise ValueError(
+            f"{fn}(): target of {what} does not fit input of shape {input.shape}: expected class "
+            f"indices of shape {expected}"
+            + (f" or class probabilities of shape {input.shape}" if fn == "cross_entropy" else "")
+        )
+    whole = values == np.round(values)
+    if not whole.all():
+        raise RuntimeError(f"{fn}(): target must hold class indices (whole numbers), got {values[~whole][0]!r}")
+    indices = values.astype(np.int64)
+    n_classes = input.shape[cdim]
+    bad = (indices != ignore_index) & ((indices < 0) | (indices >= n_classes))
+    if bad.any():
+        raise IndexError(
+            f"{fn}(): Target {indices[bad][0]} is out of bounds: input has {n_classes} classes, "
+            f"so class indices run from 0 to {n_classes - 1}"
+        )
+    return indices
+
+
+def _picks(input: Tensor, indices: np.ndarray, cdim: int, weights: np.ndarray, ignore_index: int) -> np.ndarray:
+    """An array of input's shape: each target's class weight at its class, 0 elsewhere (and 0 for
+    a target equal to ignore_index)."""
+    classes = _along(np.arange(input.shape[cdim]), cdim, input.dims)
+    one_hot = np.expand_dims(indices, cdim) == classes
+    return one_hot * _along(weights, cdim, input.dims)
+
+
+def _nll(log_probs: Tensor, dist: Any, cdim: int, reduction: str, total_weight: float) -> Tensor:
+    """The negative log-likelihood of each sample, ``-sum(dist * log_probs)`` over the classes,
+    reduced: "none" keeps one per sample, "sum" adds them, "mean" divides that sum by
+    ``total_weight`` (the number of samples, or the weight of their targets, as PyTorch)."""
+    # BEGIN SOLUTION 4.4: each sample's -sum(dist * log_probs) over the class dimension, reduced
+    losses = -(log_probs * dist).sum(cdim)
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / total_weight
+    # END SOLUTION 4.4
+
+
+def _total(weight: float) -> float:
+    # PyTorch's mean over nothing (every target ignored) is nan: 0 / 0, not an error.
+    return weight if weight != 0.0 else math.nan
+
+
+# -- losses ---------------------------------------------------------------------------------------
+
+
+def nll_loss(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood loss: ``-input[i, target[i]]``, from log-probabilities ``input``
+    of shape ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)`` and class indices ``target`` of shape
+    ``(N,)``, ``(N, d1, ...)`` or ``()`` (as ``F.nll_loss``).
+
+    ``weight`` (C,) scales each class; "mean" divides by the total weight of the targets. Targets
+    equal to ``ignore_index`` count for nothing.
+    """
+    _check_reduction(reduction, "nll_loss")
+    cdim = _class_dim(input, "nll_loss")
+    weights = _class_weights(weight, input.shape[cdim], "nll_loss")
+    indices = _class_indices(input, target, cdim, ignore_index, "nll_loss")
+    picks = _picks(input, indices, cdim, weights, ignore_index)
+    return _nll(input, input._constant(picks), cdim, reduction, _total(float(picks.sum())))
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """The cross-entropy between softmax(input) along the class dimension and the target (as
+    ``F.cross_entropy``): ``nll_loss(log_softmax(input, class_dim), target)``.
+
+    ``input`` holds unnormalized scores of shape ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.
+    ``target`` is either class indices (input's shape without C; ``weight``, ``ignore_index``
+    and "mean" as in ``nll_loss``) or class probabilities of input's shape ("mean" divides by the
+    number of samples). ``label_smoothing`` in [0, 1] mixes the target with the uniform
+    distribution over the C classes.
+    """
+    _check_reduction(reduction, "cross_entropy")
+    cdim = _class_dim(input, "cross_entropy")
+    n_classes = input.shape[cdim]
+    weights = _class_weights(weight, n_classes, "cross_entropy")
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real):
+        raise TypeError(f"cross_entropy(): label_smoothing must be a number, got {type(label_smoothing).__name__}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    smoothing = float(label_smoothing)
+    dist: Any
+    if isinstance(target, Tensor) and target.shape == input.shape:  # class probabilities
+        dist = target if smoothing == 0.0 else target * (1.0 - smoothing) + smoothing / n_classes
+        if weight is not None:
+            dist = dist * input._constant(_along(weights, cdim, input.dims))
+        total = _total(float(input.numel() // n_classes))
+    else:  # class indices
+        indices = _class_indices(input, target, cdim, ignore_index, "cross_entropy")
+        picks = _picks(input, indices, cdim, weights, ignore_index)
+        if smoothing:
+            # every class of every sample not ignored gets smoothing / C of its class weight
+            kept = np.expand_dims(indices != ignore_index, cdim)
+            spread = kept * _along(weights, cdim, input.dims) * (smoothing / n_classes)
+            dist = input._constant((1.0 - smoothing) * picks + spread)
+        else:
+            dist = input._constant(picks)
+        total = _total(float(picks.sum()))
+    # BEGIN SOLUTION 4.4: the negative log-likelihood of the log-probabilities along the class dimension
+    return _nll(log_softmax(input, cdim), dist, cdim, reduction, total)
+    # END SOLUTION 4.4
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """The squared error ``(input - target) ** 2``, reduced (as ``F.mse_loss``)."""
+    _check_reduction(reduction, "mse_loss")
+    _check_tensor(input, "mse_loss", "input")
+    _check_same_shape(input, target, "mse_loss")
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def _log_clamped(q: Tensor) -> Tensor:
+    """log(q) for q in [0, 1], at least -100 (PyTorch's clamp: log 0 would make the loss infinite).
+
+    The clamp is on the argument (q at least e**-100), not on the logarithm: a clamped log(0)
+    would multiply its infinite derivative 1/q by the clamp's 0 and give nan, where this gives 0.
+    """
+    floor = math.exp(-100.0)
+    return ((q - floor).relu() + floor).log()
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean"
+) -> Tensor:
+    """``-(target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input`` in
+    [0, 1], each log at least -100, times ``weight`` (broadcast), reduced (as ``F.binary_cross_entropy``)."""
+    _check_reduction(reduction, "binary_cross_entropy")
+    _check_tensor(input, "binary_cross_entropy", "input")
+    _check_same_shape(input, target, "binary_cross_entropy")
+    values = input.to_numpy()
+    outside = ~((values >= 0.0) & (values <= 1.0))
+    if outside.any():
+        raise RuntimeError(
+            f"binary_cross_entropy(): all elements of input should be between 0 and 1 (probabilities), "
+            f"got {values[outside][0]!r}; for scores use binary_cross_entropy_with_logits"
+        )
+    losses = -(target * _log_clamped(input) + (1.0 - target) * _log_clamped(1.0 - input))
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)
+
+
+def _softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)) = m + log(exp(-m) + exp(x - m)) with m = max(x, 0) a constant: no overflow,
+    and exact derivatives of every order (m cancels), even at x = 0 where max has a kink."""
+    m = x.detach().relu()
+    return m + ((-m).exp() + (x - m).exp()).log()
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    pos_weight: Optional[Tensor] = None,
+) -> Tensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed from the scores ``input`` without
+    overflow for any size of score, times ``weight``; ``pos_weight`` scales the positive term
+    (as ``F.binary_cross_entropy_with_logits``)."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    _check_tensor(input, "binary_cross_entropy_with_logits", "input")
+    _check_same_shape(input, target, "binary_cross_entropy_with_logits")
+    # -log(sigmoid(x)) = softplus(-x) and -log(1 - sigmoid(x)) = x + softplus(-x)
+    if pos_weight is None:
+        losses = (1.0 - target) * input + _softplus(-input)
+    else:
+        _check_tensor(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+        losses = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * _softplus(-input)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """``tensor``'s class indices as one-hot vectors: shape ``tensor.shape + (num_classes,)``,
+    1.0 at each index and 0.0 elsewhere (``num_classes=-1``: the largest index + 1), as ``F.one_hot``
+    (floats: torchlight holds float64 only)."""
+    values = tensor.to_numpy() if isinstance(tensor, Tensor) else np.asarray(tensor)
+    if values.dtype.kind not in "fiub":
+        raise TypeError(f"one_hot(): expected a tensor of class indices, got {type(tensor).__name__}")
+    if not isinstance(num_classes, (int, np.integer)) or isinstance(num_classes, bool):
+        raise TypeError(f"one_hot(): num_classes must be an int, got {type(num_classes).__name__}")
+    whole = values == np.round(values)
+    if not whole.all():
+        raise RuntimeError(f"one_hot(): class values must be whole numbers, got {values[~whole][0]!r}")
+    indices = values.astype(np.int64)
+    if indices.size and indices.min() < 0:
+        raise RuntimeError(f"one_hot(): Class values must be non-negative, got {indices.min()}")
+    if num_classes == -1:
+        if not indices.size:
+            raise RuntimeError("one_hot(): Can not infer total number of classes from empty tensor (give num_classes)")
+        num_classes = int(indices.max()) + 1
+    elif num_classes < 0:
+        raise RuntimeError(f"one_hot(): num_classes must be -1 (inferred) or a non-negative int, got {num_classes}")
+    elif indices.size and indices.max() >= num_classes:
+        raise RuntimeError(
+            f"one_hot(): Class values must be smaller than num_classes: num_classes={num_classes}, "
+            f"largest class value {indices.max()}"
+        )
+    encoded = (indices[..., None] == np.arange(num_classes)).astype(np.float64)
+    if isinstance(tensor, Tensor):
+        return tensor._constant(encoded)
+    return Tensor.from_numpy(encoded)
