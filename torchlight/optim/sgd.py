@@ -1,0 +1,87 @@
+"""Modules 1 and 2: stochastic gradient descent, which moves Parameters against their gradients.
+
+Module 1 trains a network of Scalars with SGD, module 2 one of Tensors, with the same code. As in
+PyTorch, a step changes each parameter's value in place (outside the graph, under ``no_grad``):
+the model keeps the very same Scalar and Tensor objects, and their ``.grad`` stays until
+``zero_grad()`` clears it. A training loop therefore calls ``zero_grad()`` before each
+``backward()``; without it, the new gradients are added to the old ones.
+"""
+
+from typing import Any, Iterable
+
+from ..autograd.grad_mode import no_grad
+from ..scalar_variable import Scalar
+from .optimizer import Optimizer, check_number, value_of
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, as ``torch.optim.SGD``.
+
+    With g the gradient (plus ``weight_decay * value``): velocity = momentum * velocity +
+    (1 - dampening) * g (g itself on the first step); value -= lr * velocity, or with
+    ``nesterov=True`` value -= lr * (g + momentum * velocity).
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        self.check_group(defaults)  # before the parameters, as PyTorch: a bad setting is named first
+        super().__init__(params, defaults)
+
+    def check_group(self, group: dict) -> None:
+        lr = check_number("lr", group["lr"])
+        # Stricter than PyTorch (which allows lr=0 and momentum=1): neither ever trains anything.
+        if not lr > 0.0:
+            raise ValueError(f"Invalid learning rate: {group['lr']} (SGD needs a positive learning rate)")
+        momentum = check_number("momentum", group["momentum"])
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"Invalid momentum value: {group['momentum']} (SGD needs 0 <= momentum < 1)")
+        if not 0.0 <= check_number("dampening", group["dampening"]) <= 1.0:
+            raise ValueError(f"Invalid dampening value: {group['dampening']} (expected 0 <= dampening <= 1)")
+        if not check_number("weight_decay", group["weight_decay"]) >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        if not isinstance(group["nesterov"], bool):
+            raise TypeError(f"nesterov must be True or False, got {group['nesterov']!r}")
+        if group["nesterov"] and (momentum <= 0.0 or group["dampening"] != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+
+    def step(self) -> None:
+        """Move each parameter's value against its gradient, in place; ``.grad`` is left as it is."""
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+                for p in group["params"]:
+                    value: Any = value_of(p)  # a Scalar or a Tensor
+                    g = value.grad
+                    if g is None:
+                        continue  # not used by this loss
+                    if weight_decay != 0.0:
+                        g = g + weight_decay * _detached(value)
+                    if momentum != 0.0:
+                        state = self.state.setdefault(p, {})
+                        v = state.get("momentum_buffer")
+                        v = _copy(g) if v is None else momentum * v + (1.0 - dampening) * g
+                        state["momentum_buffer"] = v
+                        g = g + momentum * v if nesterov else v
+                    value.sub_(g, alpha=lr)
+
+
+def _detached(value: Any) -> Any:
+    """The value as a number (a Scalar's) or a tensor without history, for arithmetic on gradients."""
+    return value.data if isinstance(value, Scalar) else value.detach()
+
+
+def _copy(g: Any) -> Any:
+    # The velocity must not be the gradient tensor itself: the next backward adds into .grad.
+    clone = getattr(g, "clone", None)
+    return g if clone is None else clone()
