@@ -1,0 +1,171 @@
+"""Module 4: ``save`` and ``load``, for state dicts (a model's or an optimizer's) on disk.
+
+The file is numpy's ``.npz`` (a zip of ``.npy`` arrays) holding one array per tensor and a JSON
+description of the structure around them (dicts, lists, numbers, strings). Nothing is pickled, so
+loading a file runs no code from it, unlike ``torch.load`` of an untrusted file. What can be saved
+is what state dicts hold: Tensors, Scalars, numpy arrays, numbers, strings, None, and dicts (with
+string or integer keys), lists and tuples of them.
+
+Saving writes a temporary file beside the target and renames it over the target only once it is
+complete, so a crash leaves the old file or the new one, never half of one. Loading checks every
+array's checksum before building anything: a truncated, corrupted or foreign file raises a
+RuntimeError naming the file, and nothing half-loaded is returned.
+"""
+
+import json
+import numbers
+import os
+import tempfile
+import zipfile
+from typing import Any, Dict, List, Union
+
+import numpy as np
+
+from .backends import TensorBackend
+from .scalar_variable import Scalar
+from .tensor import Tensor
+
+__all__ = ["save", "load"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_HEADER = "__torchlight__"  # the entry holding the JSON description
+_FORMAT = "torchlight.save"
+_VERSION = 1
+
+
+def save(obj: Any, f: PathLike) -> None:
+    """Write ``obj`` (a state dict: tensors, numbers, strings and dicts/lists/tuples of them) to
+    the file ``f``, replacing it atomically."""
+    path = _path(f, "save")
+    arrays: Dict[str, np.ndarray] = {}
+    tree = _encode(obj, arrays, "obj")
+    header = json.dumps({"format": _FORMAT, "version": _VERSION, "object": tree})
+    arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            # What np.savez writes (a zip of .npy files, which np.load reads), refusing pickles.
+            with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+                for name, array in arrays.items():
+                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, array, allow_pickle=False)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a saved file gets the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load(f: PathLike, backend: Union[str, TensorBackend, None] = None) -> Any:
+    """What ``save`` wrote to the file ``f``, with every tensor on ``backend`` (default: the
+    default backend). A missing file raises FileNotFoundError; a damaged or foreign one, RuntimeError."""
+    path = _path(f, "load")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"torchlight.load: no such file: '{path}'")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()  # reads every member and checks its CRC-32
+            if bad is not None:
+                raise ValueError(f"member {bad} fails its checksum")
+            names = set(archive.namelist())
+        with np.load(path, allow_pickle=False) as npz:
+            if _HEADER + ".npy" not in names:
+                raise ValueError("it has no torchlight header (not written by torchlight.save)")
+            header = json.loads(npz[_HEADER].tobytes().decode("utf-8"))
+            if not isinstance(header, dict) or header.get("format") != _FORMAT:
+                raise ValueError("its header is not torchlight.save's")
+            if header.get("version") != _VERSION:
+                raise ValueError(f"it has format version {header.get('version')}; this torchlight reads {_VERSION}")
+            arrays = {name: npz[name] for name in npz.files if name != _HEADER}
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as err:  # whatever a damaged zip makes zipfile or numpy raise: the file is bad
+        raise RuntimeError(
+            f"torchlight.load: '{path}' is not a valid torchlight file (damaged, truncated, or not "
+            f"written by torchlight.save): {type(err).__name__}: {err}"
+        ) from err
+    try:
+        return _decode(header.get("object"), arrays, backend)
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise RuntimeError(f"torchlight.load: '{path}' has an invalid structure: {err}") from err
+
+
+def _path(f: Any, fn: str) -> str:
+    if isinstance(f, (str, os.PathLike)):
+        return os.fspath(f)
+    raise TypeError(f"torchlight.{fn}: f must be a file path (str or pathlib.Path), got {type(f).__name__}")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # (the only way to read it is to set it: put it back at once)
+    os.umask(mask)
+    return mask
+
+
+def _encode(obj: Any, arrays: Dict[str, np.ndarray], where: str) -> Any:
+    """``obj`` as JSON-able data; tensors and arrays go into ``arrays``, referred to by name."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        return {"float": repr(float(obj))}  # repr: exact, and nan/inf survive (JSON has neither)
+    if isinstance(obj, Tensor):
+        name = f"t{len(arrays)}"
+        arrays[name] = obj.detach().to_numpy()
+        return {"tensor": name}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in "biuf":
+            raise TypeError(f"torchlight.save cannot store a numpy array of dtype {obj.dtype} (at {where})")
+        name = f"t{len(arrays)}"
+        arrays[name] = obj
+        return {"ndarray": name}
+    if isinstance(obj, Scalar):
+        return {"scalar": repr(float(obj.data))}
+    if isinstance(obj, dict):
+        items = []
+        for key, value in obj.items():
+            if isinstance(key, bool) or not isinstance(key, (str, int)):
+                raise TypeError(f"torchlight.save needs str or int dict keys, got {key!r} (at {where})")
+            items.append([key, _encode(value, arrays, f"{where}[{key!r}]")])
+        return {"dict": items}
+    if isinstance(obj, (list, tuple)):
+        values = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+        return {"tuple" if isinstance(obj, tuple) else "list": values}
+    raise TypeError(
+        f"torchlight.save can store Tensors, Scalars, numpy arrays, numbers, strings, None and "
+        f"dicts/lists/tuples of them; got {type(obj).__name__} at {where}"
+    )
+
+
+def _decode(tree: Any, arrays: Dict[str, np.ndarray], backend: Union[str, TensorBackend, None]) -> Any:
+    """The object ``_encode`` described."""
+    if tree is None or isinstance(tree, (bool, int, str)):
+        return tree
+    if not isinstance(tree, dict) or len(tree) != 1:
+        raise ValueError(f"unexpected entry {tree!r}")
+    ((kind, body),) = tree.items()
+    if kind == "float":
+        return float(body)
+    if kind == "scalar":
+        return Scalar(float(body), history=None)
+    if kind == "tensor":
+        return Tensor.from_numpy(np.array(arrays[body], dtype=np.float64), backend)  # a copy: its own storage
+    if kind == "ndarray":
+        return arrays[body]
+    if kind == "dict":
+        return {_key(k): _decode(v, arrays, backend) for k, v in body}
+    if kind in ("list", "tuple"):
+        values: List[Any] = [_decode(v, arrays, backend) for v in body]
+        return tuple(values) if kind == "tuple" else values
+    raise ValueError(f"unknown entry kind {kind!r}")
+
+
+def _key(key: Any) -> Any:
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        raise ValueError(f"bad dict key {key!r}")
+    return key
