@@ -241,7 +241,7 @@ def _class_indices(input: Tensor, target: Any, cdim: int, ignore_index: int, fn:
         )
     whole = values == np.round(values)
     if not whole.all():
-        raise RuntimeError(f"{fn}(): target must hold class indices (whole numbers), got {values[~whole][0]!r}")
+        raise RuntimeError(f"{fn}(): target must hold class indices (whole numbers), got {float(values[~whole][0])}")
     indices = values.astype(np.int64)
     n_classes = input.shape[cdim]
     bad = (indices != ignore_index) & ((indices < 0) | (indices >= n_classes))
@@ -385,7 +385,7 @@ def binary_cross_entropy(
     if outside.any():
         raise RuntimeError(
             f"binary_cross_entropy(): all elements of input should be between 0 and 1 (probabilities), "
-            f"got {values[outside][0]!r}; for scores use binary_cross_entropy_with_logits"
+            f"got {float(values[outside][0])}; for scores use binary_cross_entropy_with_logits"
         )
     losses = -(target * _log_clamped(input) + (1.0 - target) * _log_clamped(1.0 - input))
     if weight is not None:
@@ -435,7 +435,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
         raise TypeError(f"one_hot(): num_classes must be an int, got {type(num_classes).__name__}")
     whole = values == np.round(values)
     if not whole.all():
-        raise RuntimeError(f"one_hot(): class values must be whole numbers, got {values[~whole][0]!r}")
+        raise RuntimeError(f"one_hot(): class values must be whole numbers, got {float(values[~whole][0])}")
     indices = values.astype(np.int64)
     if indices.size and indices.min() < 0:
         raise RuntimeError(f"one_hot(): Class values must be non-negative, got {indices.min()}")
