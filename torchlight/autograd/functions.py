@@ -5,4 +5,7 @@ re-exports them so that code written against this name keeps working.
 """
 
 from ..ops import *  # noqa: F401,F403
-from ..ops import __all__  # noqa: F401
+from ..ops import __all__ as _ops
+from ..ops.conv import Fold, Unfold  # noqa: F401  (module 4: the windows of a convolution)
+
+__all__ = [*_ops, "Fold", "Unfold"]

@@ -13,16 +13,24 @@ A kernel set is any object (usually a module: ``simple``, ``fast``, ``cuda``) wi
   ``out[p] = a[p] @ b[p]`` for 3-D shapes ``(batch, n, k) @ (batch, k, m) -> (batch, n, m)``;
   a batch size of 1 in ``a`` or ``b`` broadcasts.
 
+and, for module 4's convolutions (``TensorBackend.unfold`` and ``fold`` say what they compute):
+
+- ``unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, stride, padding)``
+  and ``unfold2d_kernel(..., kh, kw, sh, sw, ph, pw)``: the windows of ``x`` as columns of ``out``;
+- ``fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kernel, stride,
+  padding)`` and ``fold2d_kernel(...)``: each column of ``cols`` added back onto its window in ``out``.
+
 Every storage is a 1-D float64 numpy array that starts at the tensor's first element; shapes and
 strides are 1-D int64 numpy arrays. ``out`` is freshly allocated and contiguous unless the caller
 passes ``out=``: then it can be any strided view, so kernels must index it through its strides.
 For map and zip ``out`` is uninitialized (write every element); for reduce it is already filled
-with ``start`` and for matmul with zeros, so a kernel may either accumulate or overwrite.
+with ``start`` and for matmul, unfold and fold with zeros, so a kernel may either accumulate or
+overwrite.
 
 Everything about shapes (broadcasting, checking, batching for matmul) happens here in Python.
 """
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from .. import scalar
 from ..tensor_data import TensorData, broadcasts_to, normalize_dim, prod, shape_broadcast, strides_from_shape
@@ -162,6 +170,55 @@ class TensorBackend:
         shape = batch + ((n,) if a_dims > 1 else ()) + ((m,) if b_dims > 1 else ())
         return a._new(out if shape == out.shape else out._view(shape, strides_from_shape(shape)), self)
 
+    def unfold(self, x: Any, kernel_size: Tuple[int, ...], stride: Tuple[int, ...], padding: Tuple[int, ...]) -> Any:
+        """The sliding windows of ``x`` as columns, as ``torch.nn.functional.unfold``.
+
+        ``x`` is (N, C, W) or (N, C, H, W) and the windows have ``kernel_size`` (one size per
+        spatial dimension), step by ``stride`` and see ``x`` padded with ``padding`` zeros on each
+        side. The result is (N, C * K, L): K = prod(kernel_size) values per channel in each window,
+        one column per window, L windows in row-major order. The arguments are checked by the caller
+        (``ops/conv.py``): the windows fit the padded input.
+        """
+        self._check("unfold", x)
+        data = x._data
+        batch, channels, sizes = data.shape[0], data.shape[1], data.shape[2:]
+        windows = prod(conv_output_size(sizes, kernel_size, stride, padding))
+        rows = channels * prod(kernel_size)
+        # Stored as (N, L, C * K), one window after another, and returned transposed: the matrix
+        # multiply that follows (weight @ columns) then reads each column contiguously, in place.
+        out = TensorData.zeros((batch, windows, rows)).permute(0, 2, 1)
+        kernel = self._conv_kernel("unfold", len(sizes))
+        kernel(*out.kernel_args(), *data.kernel_args(), *kernel_size, *stride, *padding)
+        return x._new(out, self)
+
+    def fold(
+        self,
+        cols: Any,
+        output_size: Tuple[int, ...],
+        kernel_size: Tuple[int, ...],
+        stride: Tuple[int, ...],
+        padding: Tuple[int, ...],
+    ) -> Any:
+        """The adjoint of ``unfold``, as ``torch.nn.functional.fold``: (N, C * K, L) columns to an
+        (N, C, *output_size) tensor, each column added onto the positions its window covers (the
+        parts in the padding dropped). Overlapping windows add up."""
+        self._check("fold", cols)
+        batch, rows = cols.shape[0], cols.shape[1]
+        out = TensorData.zeros((batch, rows // prod(kernel_size)) + tuple(output_size))
+        kernel = self._conv_kernel("fold", len(output_size))
+        kernel(*out.kernel_args(), *cols._data.kernel_args(), *kernel_size, *stride, *padding)
+        return cols._new(out, self)
+
+    def _conv_kernel(self, kind: str, spatial: int) -> Callable:
+        name = f"{kind}{spatial}d_kernel"
+        kernel = getattr(self.kernels, name, None)
+        if kernel is None:
+            raise NotImplementedError(
+                f"{kind}: the '{self.name}' backend has no {spatial}-d {kind} kernel ({name}); "
+                "move the tensors to a backend that has, e.g. .to('fast')"
+            )
+        return kernel
+
     def _as_3d(self, data: TensorData, batch: tuple) -> TensorData:
         """``data`` (..., r, c) as a 3-D view (batch, r, c), copying only if its strides demand it."""
         r, c = data.shape[-2:]
@@ -180,6 +237,13 @@ class TensorBackend:
         out = TensorData.empty(data.shape)
         self._kernel("map_kernel", scalar.id)(*out.kernel_args(), *data.kernel_args())
         return out
+
+
+def conv_output_size(
+    sizes: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int]
+) -> Tuple[int, ...]:
+    """The number of window positions along each spatial dimension: (size + 2 padding - kernel) // stride + 1."""
+    return tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(sizes, kernel_size, stride, padding, strict=True))
 
 
 def _merged_stride(shape: tuple, strides: tuple) -> Optional[int]:

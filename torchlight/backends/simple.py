@@ -113,3 +113,99 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
                     acc += a[p * a0 + i * a1 + q * a2] * b[p * b0 + q * b1 + j * b2]
                 out[p * o0 + i * o1 + j * o2] = acc
     # END SOLUTION 2.3
+
+
+# -- Module 4: the sliding windows of a convolution ------------------------------------------
+# unfold copies every window of the input into a column of out, so that a convolution becomes one
+# matrix multiply (weight @ columns). fold is its adjoint (its transpose as a linear map): it adds
+# every column back onto the input positions its window covers, and is unfold's backward.
+# out is given filled with zeros, so the positions of a window that fall in the zero padding need
+# no writing. The input and the columns may have any strides.
+
+
+def unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, stride, padding):
+    """out[n, c * kernel + k, s] = x[n, c, s * stride - padding + k] (0 in the padding), for x (N, C, W)."""
+    batch, channels, width = x_shape.tolist()
+    length = int(out_shape[2])
+    o0, o1, o2 = out_strides.tolist()
+    x0, x1, x2 = x_strides.tolist()
+    # BEGIN SOLUTION 4.1: copy each window of x into a column of out
+    # HINT: window s starts at s * stride - padding; a position outside 0 .. width - 1 is padding.
+    for n in range(batch):
+        for c in range(channels):
+            for k in range(kernel):
+                for s in range(length):
+                    j = s * stride - padding + k
+                    if 0 <= j < width:
+                        out[n * o0 + (c * kernel + k) * o1 + s * o2] = x[n * x0 + c * x1 + j * x2]
+    # END SOLUTION 4.1
+
+
+def fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kernel, stride, padding):
+    """out[n, c, s * stride - padding + k] += cols[n, c * kernel + k, s] (padding dropped): unfold1d's adjoint."""
+    batch, channels, width = out_shape.tolist()
+    length = int(cols_shape[2])
+    o0, o1, o2 = out_strides.tolist()
+    c0, c1, c2 = cols_strides.tolist()
+    with np.errstate(all="ignore"):  # inf - inf is nan, not a warning, as the compiled backends
+        # BEGIN SOLUTION 4.1: add each column of cols back onto the positions of its window
+        # HINT: unfold1d's loops with the copy turned around: out[position] += cols[...] (windows overlap).
+        for n in range(batch):
+            for c in range(channels):
+                for k in range(kernel):
+                    for s in range(length):
+                        j = s * stride - padding + k
+                        if 0 <= j < width:
+                            out[n * o0 + c * o1 + j * o2] += cols[n * c0 + (c * kernel + k) * c1 + s * c2]
+        # END SOLUTION 4.1
+
+
+def unfold2d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kh, kw, sh, sw, ph, pw):
+    """out[n, (c * kh + i) * kw + j, r * out_w + s] = x[n, c, r * sh - ph + i, s * sw - pw + j]
+    (0 in the padding), for x (N, C, H, W) and windows of kh x kw, out_w windows to a row."""
+    batch, channels, height, width = x_shape.tolist()
+    out_h = (height + 2 * ph - kh) // sh + 1
+    out_w = (width + 2 * pw - kw) // sw + 1
+    o0, o1, o2 = out_strides.tolist()
+    x0, x1, x2, x3 = x_strides.tolist()
+    # BEGIN SOLUTION 4.2: copy each kh x kw window of x into a column of out
+    # HINT: unfold1d in both directions: window (r, s) is column r * out_w + s of out, and its
+    # element (i, j) of channel c is row (c * kh + i) * kw + j.
+    for n in range(batch):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    row = n * o0 + ((c * kh + i) * kw + j) * o1
+                    for r in range(out_h):
+                        y = r * sh - ph + i
+                        if 0 <= y < height:
+                            for s in range(out_w):
+                                z = s * sw - pw + j
+                                if 0 <= z < width:
+                                    out[row + (r * out_w + s) * o2] = x[n * x0 + c * x1 + y * x2 + z * x3]
+    # END SOLUTION 4.2
+
+
+def fold2d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kh, kw, sh, sw, ph, pw):
+    """out[n, c, r * sh - ph + i, s * sw - pw + j] += cols[n, (c * kh + i) * kw + j, r * out_w + s]
+    (padding dropped): unfold2d's adjoint, for out (N, C, H, W)."""
+    batch, channels, height, width = out_shape.tolist()
+    out_h = (height + 2 * ph - kh) // sh + 1
+    out_w = (width + 2 * pw - kw) // sw + 1
+    o0, o1, o2, o3 = out_strides.tolist()
+    c0, c1, c2 = cols_strides.tolist()
+    with np.errstate(all="ignore"):  # inf - inf is nan, not a warning, as the compiled backends
+        # BEGIN SOLUTION 4.2: add each column of cols back onto the positions of its window
+        for n in range(batch):
+            for c in range(channels):
+                for i in range(kh):
+                    for j in range(kw):
+                        row = n * c0 + ((c * kh + i) * kw + j) * c1
+                        for r in range(out_h):
+                            y = r * sh - ph + i
+                            if 0 <= y < height:
+                                for s in range(out_w):
+                                    z = s * sw - pw + j
+                                    if 0 <= z < width:
+                                        out[n * o0 + c * o1 + y * o2 + z * o3] += cols[row + (r * out_w + s) * c2]
+        # END SOLUTION 4.2
