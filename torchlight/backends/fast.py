@@ -37,6 +37,7 @@ from numba.extending import register_jitable
 from .. import indexing, scalar
 from . import fast_cache, fast_parallel
 from .base import TensorBackend
+from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
 
 # Tensors with fewer elements than this run serially. Measured (benchmarks/threshold.py, 2 idle
