@@ -17,7 +17,7 @@ from .autograd.function_api import History
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.variable import Variable
 from .ops import inplace as I
-from .tensor_data import ShapeArg, TensorData, _shape_arg, broadcasts_to, normalize_dim, prod
+from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, broadcasts_to, infer_shape, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
 
@@ -492,6 +492,8 @@ class Tensor(Variable):
             return tuple(range(self.dims))
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         out = tuple(sorted({normalize_dim(d, self.dims) for d in dims}))
+        if len(out) != len(dims):  # (0, -2) of a matrix names dimension 0 twice: PyTorch refuses it too
+            raise RuntimeError(f"dim {list(dims)} names a dimension more than once (tensor of {self.dims} dimensions)")
         return out if self.dims else ()
 
     def _drop(self, t: "Tensor", dims: Tuple[int, ...]) -> "Tensor":
@@ -508,7 +510,7 @@ class Tensor(Variable):
         """The mean over ``dim`` (an int, a tuple, or None for all dimensions)."""
         dims = self._dims(dim)
         count = prod(self.shape[d] for d in dims)
-        return self.sum(dims, keepdim) * (1.0 / count)
+        return self.sum(dims, keepdim) * (1.0 / count if count else float("nan"))  # 0 / 0, as PyTorch
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """The largest element (0-d), or with ``dim`` a pair (values, indices) along it.
@@ -517,6 +519,7 @@ class Tensor(Variable):
         """
         if dim is None:
             return ops.Max.apply(self)
+        dim = normalize_dim(dim, self.dims)  # a 0-d tensor has dims -1 and 0, as in PyTorch
         if not self.dims:
             return MaxResult(self.clone(), self.new_zeros(()))
         return MaxResult(*ops.MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim))
@@ -555,7 +558,8 @@ class Tensor(Variable):
 
     def reshape(self, *shape: ShapeArg) -> "Tensor":
         """A tensor with a new shape: a view when possible, else a copy."""
-        return self.contiguous().view(*shape)
+        sizes = infer_shape(_shape_arg(shape), self.numel())  # a bad shape fails before any copy
+        return self.contiguous().view(sizes)
 
     def flatten(self) -> "Tensor":
         """The elements as a 1-D tensor."""
@@ -614,14 +618,27 @@ def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
 
 def tensor(data: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A new tensor (float64) from a number, nested lists of numbers, a numpy array or a Tensor."""
-    if isinstance(data, Tensor):
-        array = data.to_numpy()
-    else:
-        try:
-            array = np.array(data, dtype=np.float64)
-        except (ValueError, TypeError):
-            raise ValueError(_explain_bad_data(data)) from None
+    array = data.to_numpy() if isinstance(data, Tensor) else _numbers_array(data)
     return Tensor.from_numpy(array, backend).requires_grad_(requires_grad)
+
+
+def _numbers_array(data: Any) -> np.ndarray:
+    """``data`` as a new float64 array: bools and ints convert, and anything that is not a real
+    number (None, a string, a complex number, ...) is a TypeError naming it."""
+    try:
+        array = np.array(data)  # a copy, of an array too: the tensor never shares the caller's
+    except ValueError as e:  # nested lists of different lengths
+        raise ValueError(_explain_bad_data(data) or f"tensor(): {e}") from None
+    kind = array.dtype.kind
+    if kind == "O":  # Python objects numpy could not type: a Fraction, a 0-d Tensor, or no number at all
+        for x in array.flat:
+            if not isinstance(x, (numbers.Real, Tensor)):
+                raise TypeError(f"tensor(): expected numbers (or nested lists of them), got {type(x).__name__}: {x!r}")
+    elif kind not in "biuf":  # (numpy would parse the string "1.5" as 1.5, and None as nan)
+        if isinstance(data, np.ndarray):
+            raise TypeError(f"tensor(): expected an array of real numbers, got a numpy array of dtype {data.dtype}")
+        raise TypeError(_explain_bad_data(data) or f"tensor(): expected real numbers, got values of type {array.dtype}")
+    return array.astype(np.float64, copy=False)
 
 
 def _explain_bad_data(data: Any, dim: int = 0) -> str:
@@ -665,5 +682,6 @@ def rand(
 ) -> Tensor:
     """Uniform random values in [0, 1), drawn from torchlight's generator (``torchlight.manual_seed``),
     or from ``generator`` (a numpy Generator), or from a new one seeded with ``seed``."""
+    sizes = _valid_shape(_shape_arg(shape))  # checked here: numpy's own error does not name the shape
     rng = random.generator(seed, generator)
-    return Tensor.from_numpy(rng.random(_shape_arg(shape)), backend).requires_grad_(requires_grad)
+    return Tensor.from_numpy(rng.random(sizes), backend).requires_grad_(requires_grad)

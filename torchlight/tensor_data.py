@@ -20,6 +20,7 @@ __all__ = [
     "broadcast_index",
     "broadcasts_to",
     "index_to_position",
+    "infer_shape",
     "shape_broadcast",
     "strides_from_shape",
     "to_index",
@@ -240,8 +241,11 @@ class TensorData:
     def is_contiguous(self) -> bool:
         """True when the elements lie in storage in row-major order with no gaps.
 
-        As in PyTorch, the stride of a dimension of size 1 does not matter.
+        As in PyTorch, the stride of a dimension of size 1 does not matter, and a tensor without
+        elements is contiguous whatever its strides.
         """
+        if self.size == 0:
+            return True
         # BEGIN SOLUTION 2.1
         expected = 1
         for size, stride in zip(reversed(self.shape), reversed(self.strides), strict=True):
@@ -308,16 +312,7 @@ class TensorData:
 
     def view(self, *shape: ShapeArg) -> "TensorData":
         """A view with a new shape holding the same elements (one entry may be -1: inferred)."""
-        sizes = _shape_arg(shape)
-        known = prod(s for s in sizes if s != -1)
-        if sizes.count(-1) > 1:
-            raise RuntimeError(f"view: only one dimension can be inferred (-1), got shape {sizes}")
-        if -1 in sizes:
-            if known == 0 or self.size % known:
-                raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {self.size}")
-            sizes = tuple(self.size // known if s == -1 else s for s in sizes)
-        if prod(sizes) != self.size:
-            raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {self.size}")
+        sizes = infer_shape(_shape_arg(shape), self.size)
         if not self.is_contiguous():
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -340,9 +335,17 @@ class TensorData:
         extra = len(shape) - len(self.shape)
         new_shape, new_strides = [], []
         for i, target in enumerate(shape):
+            if target < -1:  # (a negative size would make a view over memory the storage does not have)
+                raise RuntimeError(
+                    f"expand: invalid size {target} at dimension {i} of {list(shape)}: sizes must be "
+                    "non-negative, or -1 to keep a dimension's size"
+                )
             if i < extra:
-                if target < 0:
-                    raise RuntimeError(f"expand: the size -1 is not allowed in a leading, new dimension ({shape})")
+                if target == -1:
+                    raise RuntimeError(
+                        f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
+                        f"non-existing dimension {i} (target sizes {list(shape)}, tensor sizes {list(self.shape)})"
+                    )
                 new_shape.append(target)
                 new_strides.append(0)
                 continue
@@ -444,17 +447,58 @@ class TensorData:
 
 
 def _valid_shape(shape: Sequence[int]) -> Shape:
-    """``shape`` as a tuple of ints, or a RuntimeError if a size is negative."""
-    shape = tuple(map(int, shape))
-    if shape and min(shape) < 0:
-        raise RuntimeError(f"negative dimension in shape {shape}")
-    return shape
+    """``shape`` as a tuple of non-negative ints: a TypeError for a size that is not an int, a
+    RuntimeError for a negative one (as PyTorch's)."""
+    sizes = _int_sizes(shape)
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
+    return sizes
 
 
 def _shape_arg(shape: Tuple[ShapeArg, ...]) -> Shape:
-    """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
+    """Accept both f(2, 3) and f((2, 3)), as PyTorch does; every size an int (negative ones are
+    for the caller to judge: -1 means something to view and expand)."""
     sizes: Sequence[Any] = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    return _int_sizes(sizes)
+
+
+def _int_sizes(sizes: Iterable[Any]) -> Shape:
+    """``sizes`` as a tuple of ints, or a TypeError naming the first that is not an int.
+
+    bools and floats are refused, even 2.0: a size is a count, and PyTorch refuses them too.
+    """
+    sizes = tuple(sizes)
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-            raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {tuple(sizes)}")
+            raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {sizes}")
     return tuple(int(s) for s in sizes)
+
+
+def infer_shape(sizes: Sequence[int], size: int) -> Shape:
+    """The shape that ``view(*sizes)`` gives a tensor of ``size`` elements: sizes are
+    non-negative, except one -1 at most, which stands for the size that the others leave.
+
+    A RuntimeError (PyTorch's wording) when the sizes cannot hold exactly ``size`` elements.
+    """
+    sizes = tuple(sizes)
+    for i, s in enumerate(sizes):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(sizes)}")
+    if sizes.count(-1) > 1:
+        raise RuntimeError(f"only one dimension can be inferred (-1), got shape {list(sizes)}")
+    if -1 in sizes:
+        known = prod(s for s in sizes if s != -1)
+        if known == 0:
+            if size == 0:  # -1 could be any size at all
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {list(sizes)} because the "
+                    "unspecified dimension size -1 can be any value and is ambiguous"
+                )
+            raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {size}")
+        if size % known:
+            raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {size}")
+        sizes = tuple(size // known if s == -1 else s for s in sizes)
+    if prod(sizes) != size:
+        raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size {size}")
+    return sizes

@@ -224,7 +224,7 @@ def test_ragged_lists_are_a_clear_error():
         torchlight.tensor([[1, 2], [3]])
     with pytest.raises(ValueError, match="expected a number at dim 2"):
         torchlight.tensor([[1, 2], [3, [4]]])
-    with pytest.raises(ValueError, match="expected numbers"):
+    with pytest.raises(TypeError, match="expected numbers"):  # not numbers: a TypeError, as PyTorch's
         torchlight.tensor(["a", "b"])
 
 

@@ -71,13 +71,13 @@ class Inv(Function):
 
 
 def _pow(a: float, b: float) -> float:
-    """a ** b with PyTorch's answers where Python's differ: inf for 0 to a negative power,
-    nan for a negative base to a non-integer power (Python raises, or returns a complex)."""
-    if a == 0.0 and b < 0.0:
-        return math.inf
-    if a < 0.0 and math.isfinite(b) and not b.is_integer():
-        return math.nan
-    return op.pow(a, b)
+    """a ** b as the tensor ops compute it (``scalar.pow``: IEEE and PyTorch's answers), with inf
+    for a result past the float range, where plain Python raises OverflowError (10.0 ** 400)."""
+    try:
+        return op.pow(a, b)
+    except OverflowError:  # (only plain Python raises: numba and numpy give inf, as C's pow does)
+        odd = a < 0.0 and b % 2.0 == 1.0  # a negative base to an odd power keeps its sign
+        return -math.inf if odd else math.inf
 
 
 class Pow(Function):

@@ -200,12 +200,18 @@ class Gather(Function):
     """``out[i][j][k] = a[i][index[i][j][k]][k]`` for dim 1 (likewise for other dims), as PyTorch.
 
     Built from primitives: a one-hot encoding of ``index`` along a new last dimension, multiplied
-    with a and summed. Its backward scatters the gradient back through the same one-hot.
+    with a and summed. Its backward scatters the gradient back through the same one-hot. A 0-d
+    input or index counts as 1-D with one element, as in PyTorch.
     """
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int, index: Tensor) -> Tensor:
         dim = normalize_dim(dim, a.dims)
+        ctx.a_shape, ctx.index = a.shape, index
+        if not hasattr(index, "_data"):
+            raise TypeError(f"gather(): index must be a Tensor of indices, got {type(index).__name__}")
+        out_shape = index.shape
+        a, index = _at_least_1d(a), _at_least_1d(index)
         _check_gather(a, dim, index)
         n = a.dims
         # a restricted to index's size in every other dimension, its dim moved last: [..., 1, C]
@@ -214,18 +220,22 @@ class Gather(Function):
         moved = a[key].permute(*order).unsqueeze(dim)
         one_hot = index.unsqueeze(-1) == arange_along(a, dim).view(a.shape[dim])  # index.shape + (C,)
         ctx.one_hot, ctx.dim, ctx.key, ctx.shape = one_hot, dim, key, a.shape
-        ctx.index = index
-        return (moved * one_hot).sum(-1)
+        out = (moved * one_hot).sum(-1)
+        return out if out.shape == out_shape else out.view(out_shape)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Tensor, None, None]:
         dim, n = ctx.dim, len(ctx.shape)
+        if g.dims == 0:  # a 0-d index: g as the 1-element index forward used
+            g = g.view(1)
         spread = (g.unsqueeze(-1) * ctx.one_hot).sum(dim)  # index's other dims..., C
         back = list(range(n - 1))
         back.insert(dim, n - 1)
         grad = spread.permute(*back)
         if grad.shape != ctx.shape:  # index was smaller than a in some other dimension
             grad = IndexBack.apply(grad, ctx.shape, ctx.key)
+        if grad.shape != ctx.a_shape:  # a was 0-d
+            grad = grad.view(ctx.a_shape)
         return grad, None, None
 
     @staticmethod
@@ -233,9 +243,13 @@ class Gather(Function):
         return Gather.apply(t, ctx.dim, ctx.index)
 
 
-def _check_gather(a: Tensor, dim: int, index: Any) -> None:
-    if not hasattr(index, "_data"):
-        raise TypeError(f"gather(): index must be a Tensor of indices, got {type(index).__name__}")
+def _at_least_1d(t: Tensor) -> Tensor:
+    """t, or a 0-d t as a 1-D view of its one element."""
+    return t if t.dims else t._new(t._data.view(1))
+
+
+def _check_gather(a: Tensor, dim: int, index: Tensor) -> None:
+    """A clear error for an index that does not fit a along dim: its dims, its sizes, its values."""
     if index.dims != a.dims:
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as input tensor (index shape "
@@ -247,10 +261,21 @@ def _check_gather(a: Tensor, dim: int, index: Any) -> None:
                 f"Size does not match at dimension {d} expected index {list(index.shape)} to be smaller "
                 f"than self {list(a.shape)} apart from dimension {dim}"
             )
+    # torchlight holds float64 only, so an index is checked for values that are positions: whole
+    # numbers in [0, size). (inf and nan are not whole numbers: inf == round(inf), but not finite.)
     values = index.to_numpy()
-    if values.size:
-        if np.any(values != np.round(values)):
-            raise RuntimeError("gather(): index must hold whole numbers (positions along dim)")
-        bad = values[(values < 0) | (values >= a.shape[dim])]
-        if bad.size:
-            raise IndexingError(f"index {int(bad[0])} is out of bounds for dimension {dim} with size {a.shape[dim]}")
+    not_whole = ~np.isfinite(values) | (values != np.round(values))
+    if not_whole.any():
+        at = tuple(int(i) for i in np.argwhere(not_whole)[0])
+        raise RuntimeError(
+            f"gather(): index must hold whole numbers (positions along dimension {dim}), got "
+            f"{values[at]} at index position {list(at)}"
+        )
+    size = a.shape[dim]
+    outside = (values < 0) | (values >= size)
+    if outside.any():
+        at = tuple(int(i) for i in np.argwhere(outside)[0])
+        raise IndexingError(
+            f"index {int(values[at])} is out of bounds for dimension {dim} with size {size} (gather(): "
+            f"at index position {list(at)})"
+        )

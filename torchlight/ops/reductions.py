@@ -39,6 +39,14 @@ def _reduced_shape(shape: Shape, dims: Tuple[int, ...], keepdim: bool) -> Shape:
     return tuple(n for d, n in enumerate(shape) if d not in dims)
 
 
+def _is_max(a: Tensor, maximum: Tensor) -> Tensor:
+    """1.0 where a equals its maximum (broadcast), else 0.0; where the maximum is nan (max
+    propagates nan, as PyTorch), a nan counts as equal to it, so that the nans are the maximum's
+    positions: nan == nan is false, so a != a marks them (it is 0.0 everywhere in a row without nan).
+    """
+    return (a == maximum) + (a != a)
+
+
 def arange_along(like: Tensor, dim: int) -> Tensor:
     """A constant tensor 0, 1, ..., n-1 laid along dimension ``dim`` of ``like`` (size 1 elsewhere)."""
     shape = [1] * like.dims
@@ -89,8 +97,13 @@ class Max(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
+        if a.numel() == 0:  # max has no identity: -inf would be an answer made up
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                f"reduction dim with the 'dim' argument (input shape {a.shape})."
+            )
         out = _reduce_all(a.backend, a, op.max, -math.inf)
-        ctx.mask = a == out  # 1.0 at every maximum
+        ctx.mask = _is_max(a, out)  # 1.0 at every maximum
         return out
 
     @staticmethod
@@ -115,12 +128,14 @@ class MaxDim(Function):
     def forward(ctx: Context, a: Tensor, dim: int, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
         ctx.set_materialize_grads(False)  # a gradient for the values only: the indices get None
         dim = normalize_dim(dim, a.dims)
+        if a.shape[dim] == 0:  # no element to be the maximum (PyTorch's error)
+            raise IndexError(f"max(): Expected reduction dim {dim} to have non-zero size (input shape {a.shape}).")
         reduce_max = a.backend.reduce(op.max, -math.inf)
         values = reduce_max(a, dim)
         # The first index where a equals the maximum: the smallest of (position where equal, else
         # position + n), found as -max(-candidates).
         positions = arange_along(a, dim)
-        candidates = positions + (1.0 - (a == values)) * float(a.shape[dim])
+        candidates = positions + (1.0 - _is_max(a, values)) * float(a.shape[dim])
         indices = -reduce_max(-candidates, dim)
         ctx.one_hot = positions == indices
         ctx.dim, ctx.keepdim = dim, keepdim
