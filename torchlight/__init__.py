@@ -1,19 +1,199 @@
-"""torchlight: a deep-learning framework built in stages, for teaching."""
+"""torchlight: a deep-learning framework built in stages, for teaching.
 
-from . import autograd, backends, datasets, nn, ops, optim, scalar
+Beside its own names, torchlight has PyTorch's for what beginners meet first (dtypes, devices,
+factories such as ``arange``, and functional forms such as ``torchlight.sin(x)``), so that a
+PyTorch program runs after ``import torchlight as torch``: see docs/pytorch.md.
+"""
+
+from . import (
+    autograd,
+    backends,
+    cuda,
+    datasets,
+    nn,
+    ops,
+    optim,
+    scalar,
+)
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .autograd import functions as _functions  # noqa: F401  (the ops by the contract's name)
 from .backends import set_default_backend
+from .creation import (
+    arange,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones_like,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    zeros_like,
+)
+from .devices import device
 from .draw import draw_graph
+from .dtypes import bool_ as bool
+from .dtypes import dtype, float32, float64, int64
+from .dtypes import float32 as float
+from .dtypes import float64 as double
+from .dtypes import int64 as long
+from .operations import (
+    abs,
+    add,
+    allclose,
+    argmax,
+    argmin,
+    bmm,
+    cat,
+    clamp,
+    clip,
+    concat,
+    concatenate,
+    cos,
+    div,
+    exp,
+    flatten,
+    inference_mode,
+    is_grad_enabled,
+    is_tensor,
+    isclose,
+    log,
+    log_softmax,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    neg,
+    numel,
+    permute,
+    pow,
+    relu,
+    reshape,
+    sigmoid,
+    sin,
+    softmax,
+    sqrt,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    t,
+    tanh,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+)
 from .random import manual_seed
 from .scalar_variable import Scalar
 from .tensor import Tensor, ones, rand, tensor, zeros
+
+# PyTorch dtypes that torchlight does not have: a clear error instead of AttributeError's bare name.
+_MISSING_DTYPES = {
+    "float16", "half", "bfloat16", "int32", "int", "int16", "short", "int8", "uint8", "complex64",
+    "complex128", "cfloat", "cdouble",
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name in _MISSING_DTYPES:
+        raise AttributeError(
+            f"torchlight has no dtype {name}: it computes in float64 and has the dtypes float64 (double), "
+            "float32 (float, held as float64), int64 (long) and bool; see docs/pytorch.md"
+        )
+    raise AttributeError(f"module 'torchlight' has no attribute '{name}'")
+
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Scalar",
     "Tensor",
+    "abs",
+    "add",
+    "allclose",
+    "arange",
+    "argmax",
+    "argmin",
+    "bmm",
+    "bool",
+    "cat",
+    "clamp",
+    "clip",
+    "concat",
+    "concatenate",
+    "cos",
+    "cuda",
+    "device",
+    "div",
+    "double",
+    "dtype",
+    "empty",
+    "empty_like",
+    "exp",
+    "eye",
+    "flatten",
+    "float",
+    "float32",
+    "float64",
+    "from_numpy",
+    "full",
+    "full_like",
+    "inference_mode",
+    "int64",
+    "is_grad_enabled",
+    "is_tensor",
+    "isclose",
+    "linspace",
+    "log",
+    "log_softmax",
+    "long",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mm",
+    "mul",
+    "neg",
+    "numel",
+    "ones_like",
+    "permute",
+    "pow",
+    "rand_like",
+    "randint",
+    "randn",
+    "randn_like",
+    "randperm",
+    "relu",
+    "reshape",
+    "sigmoid",
+    "sin",
+    "softmax",
+    "sqrt",
+    "squeeze",
+    "stack",
+    "std",
+    "sub",
+    "sum",
+    "t",
+    "tanh",
+    "transpose",
+    "unsqueeze",
+    "var",
+    "where",
+    "zeros_like",
     "autograd",
     "backends",
     "datasets",

@@ -166,6 +166,16 @@ def tanh(x: float) -> float:
     return math.tanh(x)
 
 
+def sin(x: float) -> float:
+    """Sine (nan at +-inf, as PyTorch; math.sin would raise)."""
+    return math.sin(x) if not math.isinf(x) else math.nan
+
+
+def cos(x: float) -> float:
+    """Cosine (nan at +-inf, as PyTorch; math.cos would raise)."""
+    return math.cos(x) if not math.isinf(x) else math.nan
+
+
 def sqrt(x: float) -> float:
     """Square root (nan below 0, as PyTorch; math.sqrt would raise)."""
     return math.sqrt(x) if x >= 0.0 else math.nan

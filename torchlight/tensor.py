@@ -5,18 +5,21 @@ happens in a backend (``t.backend``), and every operation is a Function from ``t
 so one engine differentiates Scalars and Tensors alike.
 """
 
+import builtins
 import numbers
 from collections import namedtuple
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, ops, random, scalar
+from . import backends, devices, dtypes, ops, random, scalar
 from .autograd.engine import run_backward
 from .autograd.function_api import History
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.variable import Variable
 from .ops import inplace as I
+from .ops import joining, selection
+from .ops import statistics as S
 from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, broadcasts_to, infer_shape, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
@@ -25,6 +28,21 @@ BackendLike = Union[str, backends.TensorBackend, None]
 
 # What ``max(dim)`` returns, as PyTorch's ``torch.return_types.max``.
 MaxResult = namedtuple("max", ["values", "indices"])  # type: ignore[name-match]
+
+# Every tensor holds float64; its dtype says how to read the values (see torchlight.dtypes).
+_FLOAT64, _INT64, _BOOL = dtypes.float64, dtypes.int64, dtypes.bool_
+
+
+def _as_bool(t: "Tensor") -> "Tensor":
+    """t (holding 0.0 and 1.0) labelled bool: comparisons give bool tensors, as PyTorch's."""
+    t._dtype = _BOOL
+    return t
+
+
+def _as_int64(t: "Tensor") -> "Tensor":
+    """t (holding whole numbers) labelled int64: positions and counts, as PyTorch gives them."""
+    t._dtype = _INT64
+    return t
 
 
 def _backend(backend: BackendLike) -> backends.TensorBackend:
@@ -39,7 +57,7 @@ class Tensor(Variable):
     operations on it record their history (``grad_fn``).
     """
 
-    __slots__ = ("_data", "backend", "__weakref__")
+    __slots__ = ("_data", "backend", "_dtype", "__weakref__")
 
     # numpy defers to Tensor's operators: np.float64(2.0) * t is a Tensor, not an array of Tensors.
     __array_ufunc__ = None
@@ -56,6 +74,7 @@ class Tensor(Variable):
         self._output_nr = 0
         self.unique_id = Variable._next_id()
         self.grad: Optional["Tensor"] = None
+        self._dtype = _FLOAT64
 
     # -- creation and conversion --------------------------------------------------------------
 
@@ -82,16 +101,31 @@ class Tensor(Variable):
         """The value of a one-element tensor as a Python float."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return float(self._data.storage[self._data.offset])
+        value = float(self._data.storage[self._data.offset])
+        return value if self._dtype is _FLOAT64 else self._dtype.numpy(value).item()  # int or bool
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists, or a float for a 0-d tensor."""
-        return self.to_numpy().tolist()
+        return self._values().tolist()
 
-    def to(self, backend: Union[str, backends.TensorBackend]) -> "Tensor":
-        """This tensor on another backend (itself if already there); differentiable."""
-        target = backends.get(backend)
-        return self if target is self.backend else ops.To.apply(self, target)
+    def _values(self) -> np.ndarray:
+        """A new numpy array of the values, of this tensor's dtype (int64 and bool as numpy's)."""
+        values = self.to_numpy()
+        return values if self._dtype is _FLOAT64 else values.astype(self._dtype.numpy)
+
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """This tensor on another backend or device, or as another dtype: ``to("fast")``,
+        ``to("cpu")``, ``to(torchlight.float64)``, ``to(device, dtype)``, ``to(other)`` (other's
+        backend and dtype). Itself when nothing changes; a move between backends is differentiable."""
+        where, dtype, copy = _to_arguments(args, kwargs)
+        out = self
+        if where is not None:
+            target = devices.backend_for(where, self.backend)
+            if target is not self.backend:
+                out = self._keep(ops.To.apply(self, target))
+        if dtype is not None:
+            out = out._cast(dtype)
+        return out.clone() if copy and out is self else out
 
     def _constant(self, array: Any) -> "Tensor":
         """A constant tensor (from a number or an array) on this tensor's backend."""
@@ -146,6 +180,11 @@ class Tensor(Variable):
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Turn gradient recording for this leaf on (or off); returns self."""
         if requires_grad:
+            if self._dtype is not _FLOAT64:
+                raise RuntimeError(
+                    f"only Tensors of floating point dtype can require gradients (this one is {self._dtype}); "
+                    "convert it first with .double()"
+                )
             if self.history is None:
                 self.history = History()
         elif self.history is not None:
@@ -179,7 +218,7 @@ class Tensor(Variable):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""
-        return self._new(self._data)
+        return self._keep(self._new(self._data))
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient (``.grad = None``)."""
@@ -190,7 +229,7 @@ class Tensor(Variable):
         return self._data.is_contiguous()
 
     def __repr__(self) -> str:
-        values = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(")
+        values = np.array2string(self._values(), separator=", ", prefix="tensor(")
         extra = ""
         if self.history is not None:
             fn = self.history.last_fn
@@ -394,58 +433,58 @@ class Tensor(Variable):
         return ops.Neg.apply(self)
 
     def __lt__(self, b: Any) -> "Tensor":
-        return ops.LT.apply(self, self._lift(b))
+        return _as_bool(ops.LT.apply(self, self._lift(b)))
 
     def __gt__(self, b: Any) -> "Tensor":
-        return ops.GT.apply(self, self._lift(b))
+        return _as_bool(ops.GT.apply(self, self._lift(b)))
 
     def __le__(self, b: Any) -> "Tensor":
         # < or ==, never both (not 1 - (>), which would call nan <= 0 true)
         other = self._lift(b)
-        return ops.LT.apply(self, other) + ops.EQ.apply(self, other)
+        return _as_bool(ops.LT.apply(self, other) + ops.EQ.apply(self, other))
 
     def __ge__(self, b: Any) -> "Tensor":
         other = self._lift(b)
-        return ops.GT.apply(self, other) + ops.EQ.apply(self, other)
+        return _as_bool(ops.GT.apply(self, other) + ops.EQ.apply(self, other))
 
     def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return ops.EQ.apply(self, self._lift(b))
+        return _as_bool(ops.EQ.apply(self, self._lift(b)))
 
     def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return 1.0 - ops.EQ.apply(self, self._lift(b))
+        return _as_bool(1.0 - ops.EQ.apply(self, self._lift(b)))
 
     def __getitem__(self, key: Any) -> "Tensor":
-        return ops.Index.apply(self, key)
+        return self._keep(ops.Index.apply(self, key))
 
     # -- in-place operations (module 5): each returns self, changed, and bumps its version ------
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Write value (a number or a tensor that broadcasts to ``self[key]``) into ``self[key]``."""
-        I.inplace(I.SetItem, self, key, self._lift(value))
+        I.inplace(I.SetItem, self, key, self._written(value))
 
     def add_(self, other: Any, alpha: float = 1.0) -> "Tensor":
         """self += alpha * other, in place (other broadcasts to self's shape)."""
-        return I.inplace(I.AddInplace, self, self._lift(other), alpha=float(alpha))
+        return I.inplace(I.AddInplace, self, self._operand(other, alpha, "add_"), alpha=float(alpha))
 
     def sub_(self, other: Any, alpha: float = 1.0) -> "Tensor":
         """self -= alpha * other, in place."""
-        return I.inplace(I.AddInplace, self, self._lift(other), alpha=-float(alpha))
+        return I.inplace(I.AddInplace, self, self._operand(other, alpha, "sub_"), alpha=-float(alpha))
 
     def mul_(self, other: Any) -> "Tensor":
         """self *= other, in place."""
-        return I.mul_(self, self._lift(other))
+        return I.mul_(self, self._operand(other, 1, "mul_"))
 
     def div_(self, other: Any) -> "Tensor":
         """self /= other, in place."""
-        return I.inplace(I.DivInplace, self, self._lift(other))
+        return I.inplace(I.DivInplace, self, self._operand(other, 1.0, "div_"))
 
     def fill_(self, value: Any) -> "Tensor":
         """Set every element to value (a number or a 0-d tensor), in place."""
-        return I.inplace(I.Fill, self, self._lift(value))
+        return I.inplace(I.Fill, self, self._written(value))
 
     def zero_(self) -> "Tensor":
         """Set every element to 0, in place."""
@@ -504,7 +543,8 @@ class Tensor(Variable):
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The sum over ``dim`` (an int, a tuple, or None for all dimensions)."""
-        return ops.Sum.apply(self, self._dims(dim), keepdim)
+        out = ops.Sum.apply(self, self._dims(dim), keepdim)
+        return out if self._dtype is _FLOAT64 else _as_int64(out)  # counts, as PyTorch's sum of ints and bools
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The mean over ``dim`` (an int, a tuple, or None for all dimensions)."""
@@ -518,11 +558,12 @@ class Tensor(Variable):
         Indices are float tensors (torchlight holds float64 only) and have no gradient.
         """
         if dim is None:
-            return ops.Max.apply(self)
+            return self._keep(ops.Max.apply(self))
         dim = normalize_dim(dim, self.dims)  # a 0-d tensor has dims -1 and 0, as in PyTorch
         if not self.dims:
-            return MaxResult(self.clone(), self.new_zeros(()))
-        return MaxResult(*ops.MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim))
+            return MaxResult(self.clone(), _as_int64(self.new_zeros(())))
+        values, indices = ops.MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim)
+        return MaxResult(self._keep(values), _as_int64(indices))
 
     def all(self, dim: Optional[int] = None) -> "Tensor":
         """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
@@ -530,7 +571,7 @@ class Tensor(Variable):
         nonzero = 1.0 - (self.detach() == 0.0)
         for d in dims:
             nonzero = self.backend.reduce(scalar.mul, 1.0)(nonzero, d)
-        return self._drop(nonzero, dims)
+        return _as_bool(self._drop(nonzero, dims))
 
     # -- shape and movement ---------------------------------------------------------------------
 
@@ -538,44 +579,50 @@ class Tensor(Variable):
         """A view with dimensions reordered: dimension i of the result is ``order[i]`` of self."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        return ops.Permute.apply(self, order)
+        return self._keep(ops.Permute.apply(self, order))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with two dimensions swapped."""
         order = list(range(self.dims))
         dim0, dim1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        return ops.Permute.apply(self, tuple(order))
+        return self._keep(ops.Permute.apply(self, tuple(order)))
 
     @property
     def T(self) -> "Tensor":
         """A view with the dimensions in reverse order: a matrix's transpose (as PyTorch's ``.T``)."""
-        return ops.Permute.apply(self, tuple(range(self.dims - 1, -1, -1)))
+        return self._keep(ops.Permute.apply(self, tuple(range(self.dims - 1, -1, -1))))
 
     def view(self, *shape: ShapeArg) -> "Tensor":
         """A view with a new shape (one entry may be -1); self must be contiguous."""
-        return ops.View.apply(self, _shape_arg(shape))
+        return self._keep(ops.View.apply(self, _shape_arg(shape)))
 
     def reshape(self, *shape: ShapeArg) -> "Tensor":
         """A tensor with a new shape: a view when possible, else a copy."""
         sizes = infer_shape(_shape_arg(shape), self.numel())  # a bad shape fails before any copy
         return self.contiguous().view(sizes)
 
-    def flatten(self) -> "Tensor":
-        """The elements as a 1-D tensor."""
-        return self.reshape(-1)
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dimensions ``start_dim`` to ``end_dim`` (default: all) merged into one."""
+        if not self.dims:
+            return self.reshape(1)
+        start, end = normalize_dim(start_dim, self.dims), normalize_dim(end_dim, self.dims)
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+        shape = self.shape
+        return self.reshape(shape[:start] + (prod(shape[start : end + 1]),) + shape[end + 1 :])
 
     def contiguous(self) -> "Tensor":
         """Self if contiguous, else a contiguous copy."""
-        return self if self._data.is_contiguous() else ops.Copy.apply(self)
+        return self if self._data.is_contiguous() else self._keep(ops.Copy.apply(self))
 
     def clone(self) -> "Tensor":
         """A copy in new storage (differentiable)."""
-        return ops.Copy.apply(self)
+        return self._keep(ops.Copy.apply(self))
 
     def expand(self, *shape: ShapeArg) -> "Tensor":
         """A view repeating dimensions of size 1 to ``shape`` (-1 keeps a size), without copying."""
-        return ops.BroadcastView.apply(self, _shape_arg(shape))
+        return self._keep(ops.BroadcastView.apply(self, _shape_arg(shape)))
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         """``self.expand(other.shape)``"""
@@ -583,19 +630,292 @@ class Tensor(Variable):
 
     def unsqueeze(self, dim: int) -> "Tensor":
         """A view with a dimension of size 1 inserted at ``dim``."""
-        return ops.Unsqueeze.apply(self, dim)
+        return self._keep(ops.Unsqueeze.apply(self, dim))
 
     def squeeze(self, dim: Optional[int] = None) -> "Tensor":
         """A view without dimension ``dim`` if its size is 1 (without every size-1 dim if None)."""
         if dim is None:
             dims = tuple(d for d, n in enumerate(self.shape) if n == 1)
-            return self._drop(self, dims) if dims else self
+            return self._keep(self._drop(self, dims)) if dims else self
         dim = normalize_dim(dim, self.dims)
-        return ops.Squeeze.apply(self, dim) if self.shape[dim] == 1 else self
+        return self._keep(ops.Squeeze.apply(self, dim)) if self.shape[dim] == 1 else self
 
     def gather(self, dim: int, index: "Tensor") -> "Tensor":
         """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
         return ops.Gather.apply(self, dim, index)
+
+    # -- PyTorch's names for the rest (issue 14): dtype, device, more math, in-place operators ------
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        """How the values are read: float64 (the default), int64 or bool (see ``torchlight.dtypes``)."""
+        return self._dtype
+
+    @property
+    def device(self) -> devices.device:
+        """Where the tensor lives: cpu for the "simple" and "fast" backends, cuda for "cuda"."""
+        return devices.of_backend(self.backend)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._data.shape)
+
+    def is_floating_point(self) -> builtins.bool:
+        """True for float64 tensors (every tensor that is not int64 or bool)."""
+        return self._dtype is _FLOAT64
+
+    def _keep(self, out: "Tensor") -> "Tensor":
+        """out labelled with this tensor's dtype: for views and copies, which keep the values."""
+        if self._dtype is not _FLOAT64:
+            out._dtype = self._dtype
+        return out
+
+    def _cast(self, dtype: Any) -> "Tensor":
+        """This tensor as ``dtype``: itself if it is that already, else a new tensor (int64 values
+        truncated toward zero, as PyTorch). Only float64 tensors are in the graph."""
+        d = dtypes.stored(dtypes.as_dtype(dtype) or self._dtype)
+        if d is self._dtype:
+            return self
+        if d is _FLOAT64:
+            out = self._new(self._data.contiguous())
+        else:
+            out = Tensor.from_numpy(dtypes.convert(self.to_numpy(), d), self.backend)
+        out._dtype = d
+        return out
+
+    def type(self, dtype: Any = None) -> Any:
+        """With no argument, the type's name ("torchlight.DoubleTensor", "LongTensor" or
+        "BoolTensor"); with a dtype, this tensor as that dtype."""
+        if dtype is None:
+            return "torchlight." + {_FLOAT64: "Double", _INT64: "Long", _BOOL: "Bool"}[self._dtype] + "Tensor"
+        return self._cast(dtype)
+
+    def double(self) -> "Tensor":
+        """This tensor as float64 (itself if it is)."""
+        return self._cast(_FLOAT64)
+
+    def long(self) -> "Tensor":
+        """This tensor as int64 (values truncated toward zero; no gradient)."""
+        return self._cast(_INT64)
+
+    def cpu(self) -> "Tensor":
+        """This tensor on the CPU (itself if it is there)."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        """This tensor on the "cuda" backend (an error saying why where it cannot run)."""
+        return self.to("cuda")
+
+    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
+        """The values as a numpy array (int64 and bool arrays for those dtypes). A float64 tensor
+        shares its memory with the array, as in PyTorch: writing to one changes the other."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                "to host memory first."
+            )
+        if self._dtype is not _FLOAT64:
+            return self._values()
+        data = self._data
+        item = data.storage.itemsize
+        return np.lib.stride_tricks.as_strided(
+            data.storage[data.offset :], data.shape, tuple(item * s for s in data.strides)
+        )
+
+    def __index__(self) -> int:
+        if self._dtype is _FLOAT64 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __invert__(self) -> "Tensor":
+        if self._dtype is not _BOOL:
+            raise TypeError(f"~ (logical not) is only for bool tensors here, got a {self._dtype} tensor")
+        return self == 0.0
+
+    def sin(self) -> "Tensor":
+        """Sine, elementwise."""
+        return ops.Sin.apply(self)
+
+    def cos(self) -> "Tensor":
+        """Cosine, elementwise."""
+        return ops.Cos.apply(self)
+
+    def neg(self) -> "Tensor":
+        """-self"""
+        return ops.Neg.apply(self)
+
+    def pow(self, exponent: Any) -> "Tensor":
+        """self ** exponent (a number or a tensor), elementwise."""
+        return self**exponent
+
+    def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
+        """Elements below ``min`` raised to it, above ``max`` lowered to it (numbers or tensors)."""
+        return selection.clamp(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> "Tensor":
+        """``clamp(min=min)``"""
+        return selection.clamp(self, min, None)
+
+    def clamp_max(self, max: Any) -> "Tensor":
+        """``clamp(max=max)``"""
+        return selection.clamp(self, None, max)
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        """The larger of self and other, elementwise (a tie gives each half the gradient)."""
+        return selection.maximum(self, other)
+
+    def minimum(self, other: "Tensor") -> "Tensor":
+        """The smaller of self and other, elementwise."""
+        return selection.minimum(self, other)
+
+    def where(self, condition: "Tensor", other: Any) -> "Tensor":
+        """self where condition is true, else other (``torchlight.where(condition, self, other)``)."""
+        return selection.where(condition, self, other)
+
+    def masked_fill(self, mask: "Tensor", value: Any) -> "Tensor":
+        """A copy with ``value`` wherever ``mask`` is true (mask broadcasts to self's shape)."""
+        return self._keep(selection.masked_fill(self, mask, value))
+
+    def min(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Any:
+        """The smallest element (0-d), or with ``dim`` a pair (values, indices) along it."""
+        if dim is None:
+            return self._keep(S.min(self))
+        values, indices = S.min(self, dim, keepdim)
+        return S.MinResult(self._keep(values), indices)
+
+    def argmax(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """Where the largest element is along ``dim`` (in the flattened tensor for None), as int64."""
+        return _as_int64(S.argmax(self, dim, keepdim))
+
+    def argmin(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """Where the smallest element is along ``dim`` (in the flattened tensor for None), as int64."""
+        return _as_int64(S.argmin(self, dim, keepdim))
+
+    def var(
+        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
+    ) -> "Tensor":
+        """The variance over ``dim`` (divided by n - 1 unless ``unbiased=False`` or ``correction``)."""
+        return S.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(
+        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
+    ) -> "Tensor":
+        """The standard deviation over ``dim`` (the square root of ``var``)."""
+        return S.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def any(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """True where some element (along ``dim``) is non-zero (a bool tensor; no gradient)."""
+        return _as_bool(S.any(self, dim, keepdim))
+
+    def t(self) -> "Tensor":
+        """A matrix's transpose; a vector or 0-d tensor unchanged (as PyTorch)."""
+        if self.dims > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D")
+        return self.transpose(0, 1) if self.dims == 2 else self
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        """self tiled ``sizes[i]`` times along dimension i: ``tensor([1, 2]).repeat(2)`` is [1, 2, 1, 2]."""
+        return self._keep(joining.repeat(self, *sizes))
+
+    def softmax(self, dim: int) -> "Tensor":
+        """``torchlight.nn.functional.softmax(self, dim)``"""
+        from .nn import functional as F  # (nn sits above tensors: imported when first used)
+
+        return F.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        """``torchlight.nn.functional.log_softmax(self, dim)``"""
+        from .nn import functional as F
+
+        return F.log_softmax(self, dim)
+
+    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> "Tensor":
+        """Write src's values (broadcast to self's shape, from any backend) into self; returns self."""
+        if isinstance(src, Tensor) and src.backend is not self.backend:
+            src = src.to(self.backend)
+        return I.inplace(I.SetItem, self, Ellipsis, self._written(src))
+
+    def _written(self, value: Any) -> "Tensor":
+        """value as it is written into this tensor: converted to its dtype, as PyTorch does."""
+        value = self._lift(value)
+        return value if self._dtype is _FLOAT64 else value._cast(self._dtype)
+
+    def _operand(self, other: Any, alpha: Any, op: str) -> "Tensor":
+        """other as the operand of an in-place ``op`` on self. An int64 or bool tensor keeps its
+        dtype, so a result it cannot hold (a fraction, or a count in a bool) is refused, as PyTorch
+        refuses it."""
+        if self._dtype is not _FLOAT64:
+            kinds = [_kind(other), _kind(alpha), _FLOAT64 if op == "div_" else _BOOL]
+            result = max(kinds, key=_RANKS.index)
+            if _RANKS.index(result) > _RANKS.index(self._dtype):
+                raise RuntimeError(
+                    f"result type {_NAMES[result]} can't be cast to the desired output type {_NAMES[self._dtype]} "
+                    f"(in-place {op} on a {self._dtype} tensor)"
+                )
+        return self._lift(other)
+
+    # PyTorch's in-place operators: w -= lr * w.grad changes w itself (in no_grad, for a leaf)
+    def __iadd__(self, other: Any) -> "Tensor":
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> "Tensor":
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> "Tensor":
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> "Tensor":
+        return self.div_(other)
+
+    # (last in the class: these names would hide the builtins from annotations below them)
+    def float(self) -> "Tensor":
+        """This tensor as PyTorch's float32, which torchlight holds as float64 (itself if float)."""
+        return self._cast(dtypes.float32)
+
+    def bool(self) -> "Tensor":
+        """This tensor as bool: true where non-zero (no gradient)."""
+        return self._cast(_BOOL)
+
+
+_RANKS = [_BOOL, _INT64, _FLOAT64]  # bool < int64 < float64: what each can hold
+_NAMES = {_BOOL: "Bool", _INT64: "Long", _FLOAT64: "Float"}
+
+
+def _kind(x: Any) -> dtypes.dtype:
+    """The dtype PyTorch would give a value in arithmetic: a tensor's own, bool, int64 or float."""
+    if isinstance(x, Tensor):
+        return x._dtype
+    if isinstance(x, (builtins.bool, np.bool_)):
+        return _BOOL
+    if isinstance(x, numbers.Integral):
+        return _INT64
+    return _FLOAT64
+
+
+def _to_arguments(args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, Any, builtins.bool]:
+    """``to()``'s arguments as (device or backend, dtype, copy); None where not given."""
+    where, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)  # (nothing here is asynchronous)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            where, dtype = a.backend, a._dtype
+        elif isinstance(a, dtypes.dtype) or a in (builtins.float, builtins.int, builtins.bool):
+            dtype = a
+        elif isinstance(a, (str, devices.device, backends.TensorBackend)):
+            where = a
+        else:
+            raise TypeError(
+                f"to() expected a device, a backend name, a dtype or a Tensor, got {type(a).__name__}: {a!r}"
+            )
+    return where, dtype, copy
 
 
 def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
@@ -616,10 +936,45 @@ def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
 # -- creation -----------------------------------------------------------------------------------
 
 
-def tensor(data: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor (float64) from a number, nested lists of numbers, a numpy array or a Tensor."""
+def tensor(
+    data: Any, backend: BackendLike = None, requires_grad: bool = False, *, dtype: Any = None, device: Any = None
+) -> Tensor:
+    """A new tensor (float64, or ``dtype``) from a number, nested lists of numbers, a numpy array or a Tensor."""
     array = data.to_numpy() if isinstance(data, Tensor) else _numbers_array(data)
-    return Tensor.from_numpy(array, backend).requires_grad_(requires_grad)
+    default = data._dtype if isinstance(data, Tensor) else _FLOAT64
+    return _typed(array, dtype, device, backend, requires_grad, default)
+
+
+def _typed(
+    array: np.ndarray,
+    dtype: Any = None,
+    device: Any = None,
+    backend: BackendLike = None,
+    requires_grad: bool = False,
+    default: dtypes.dtype = _FLOAT64,
+) -> Tensor:
+    """A new tensor of ``array``'s float64 values as ``dtype`` (else ``default``) would hold them,
+    on ``device`` or ``backend`` (else the default backend)."""
+    d = dtypes.stored(dtypes.as_dtype(dtype) or default)
+    t = Tensor.from_numpy(dtypes.convert(array, d), _place(device, backend))
+    t._dtype = d
+    return t.requires_grad_(requires_grad)
+
+
+def _place(device: Any, backend: BackendLike) -> backends.TensorBackend:
+    """The backend that ``device=`` (PyTorch's) or ``backend=`` (torchlight's) names; the default if neither."""
+    if device is None:
+        return _backend(backend)
+    if backend is not None:
+        raise ValueError(f"pass device= or backend=, not both (got device={device!r} and backend={backend!r})")
+    return devices.backend_for(device)
+
+
+def _labelled(t: Tensor, dtype: Any, requires_grad: bool) -> Tensor:
+    """t (zeros or ones, right as any dtype) labelled ``dtype``, then requires_grad_."""
+    if dtype is not None:
+        t._dtype = dtypes.stored(dtypes.as_dtype(dtype) or _FLOAT64)
+    return t.requires_grad_(requires_grad)
 
 
 def _numbers_array(data: Any) -> np.ndarray:
@@ -663,14 +1018,18 @@ def _explain_bad_data(data: Any, dim: int = 0) -> str:
     return f"tensor(): expected numbers (or nested lists of them), got {type(data).__name__}: {data!r}"
 
 
-def zeros(*shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def zeros(
+    *shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False, dtype: Any = None, device: Any = None
+) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return Tensor(TensorData.zeros(_shape_arg(shape)), backend).requires_grad_(requires_grad)
+    return _labelled(Tensor(TensorData.zeros(_shape_arg(shape)), _place(device, backend)), dtype, requires_grad)
 
 
-def ones(*shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def ones(
+    *shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False, dtype: Any = None, device: Any = None
+) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return Tensor(TensorData.filled(_shape_arg(shape), 1.0), backend).requires_grad_(requires_grad)
+    return _labelled(Tensor(TensorData.filled(_shape_arg(shape), 1.0), _place(device, backend)), dtype, requires_grad)
 
 
 def rand(
@@ -679,9 +1038,21 @@ def rand(
     requires_grad: bool = False,
     seed: Optional[int] = None,
     generator: Optional[np.random.Generator] = None,
+    dtype: Any = None,
+    device: Any = None,
 ) -> Tensor:
     """Uniform random values in [0, 1), drawn from torchlight's generator (``torchlight.manual_seed``),
     or from ``generator`` (a numpy Generator), or from a new one seeded with ``seed``."""
     sizes = _valid_shape(_shape_arg(shape))  # checked here: numpy's own error does not name the shape
     rng = random.generator(seed, generator)
-    return Tensor.from_numpy(rng.random(sizes), backend).requires_grad_(requires_grad)
+    return _typed(rng.random(sizes), _floating(dtype, "rand"), device, backend, requires_grad)
+
+
+def _floating(dtype: Any, fn: str) -> Any:
+    """dtype, checked to be a floating one (random floats have no int64 or bool form)."""
+    d = dtypes.as_dtype(dtype)
+    if d is not None and not d.is_floating_point:
+        raise RuntimeError(
+            f"{fn}(): random floats cannot be {d}: pass dtype=torchlight.float64 (or float32), or use randint"
+        )
+    return d

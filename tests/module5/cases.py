@@ -64,6 +64,11 @@ def _setitem(a, v):
 
 
 GATHER_INDEX = np.array([[2, 0], [1, 1]])
+WHERE = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+
+
+def _where_torch(torch, a, b):
+    return torch.where(torch.tensor(WHERE) > 0, a, b)
 
 CASES = [
     # elementwise arithmetic (b broadcasts to a where shapes differ)
@@ -133,6 +138,12 @@ CASES = [
     Case("div_", lambda a, b: a.clone().div_(b), [(2, 3), (3,)], ["any", "pos"]),
     Case("fill_", lambda a, v: a.clone().fill_(v), [(2, 3), ()]),
     Case("setitem", _setitem, [(2, 3), (2, 2)]),
+    # PyTorch's API beyond the stages (issue 14); maximum's b is shifted away from ties with a
+    Case("sin", lambda a: a.sin(), [(2, 3)]),
+    Case("cos", lambda a: a.cos(), [(2, 3)]),
+    Case("cat", lambda a, b: torchlight.cat([a, b], dim=1), [(2, 3), (2, 2)], (), lambda torch, a, b: torch.cat([a, b], 1)),
+    Case("where", lambda a, b: torchlight.where(a.new_tensor(WHERE) > 0, a, b), [(2, 3), (3,)], (), _where_torch),
+    Case("maximum", lambda a, b: torchlight.maximum(a, b + 0.05), [(2, 3), (3,)], (), lambda torch, a, b: torch.maximum(a, b + 0.05)),
 ]
 
 # The Functions that CASES exercise, so that a test can check that none is left out.
@@ -141,6 +152,7 @@ COVERED = {
     F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.MaxDim, F.View, F.Permute,
     F.BroadcastView, F.Unsqueeze, F.Squeeze, F.Index, F.IndexBack, F.Copy, F.To, F.Gather,
     I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem,
+    F.Sin, F.Cos, F.Cat, F.Where, F.Maximum,
 }
 # Functions without a gradient (comparisons): their outputs never require grad.
 NOT_DIFFERENTIABLE = {F.LT, F.GT, F.EQ, F.IsClose}

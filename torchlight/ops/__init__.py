@@ -11,6 +11,8 @@ This package sits above the engine (``autograd``) and the storage (``tensor_data
 - ``matmul.py`` (module 2): the matrix product.
 - ``fused.py`` (module 3): Sub, Div, Tanh and Linear as single Functions, for speed.
 - ``inplace.py`` (module 5): add_, mul_, fill_, ``t[key] = value``, ...
+- ``joining.py``, ``selection.py``, ``statistics.py`` (PyTorch's API beyond the stages): cat,
+  stack, repeat; where, maximum, minimum, clamp, masked_fill; min, argmax, var, std, any.
 
 docs/adding_an_operation.md says how to add one.
 """
@@ -21,6 +23,7 @@ from .elementwise import (
     LT,
     Abs,
     Add,
+    Cos,
     Exp,
     Inv,
     InvBack,
@@ -34,6 +37,7 @@ from .elementwise import (
     ReLU,
     ReluBack,
     Sigmoid,
+    Sin,
     Sqrt,
     div,
     sub,
@@ -41,9 +45,11 @@ from .elementwise import (
 )
 from .fused import Div, Linear, Sub, Tanh
 from .inplace import AddInplace, DivInplace, Fill, MulInplace, SetItem
+from .joining import Cat
 from .matmul import MatMul
 from .movement import BroadcastView, Copy, Gather, Index, IndexBack, Permute, Squeeze, To, Unsqueeze, View
 from .reductions import Max, MaxDim, Sum
+from .selection import Maximum, Where
 
 __all__ = [
     "Abs",
@@ -88,6 +94,11 @@ __all__ = [
     "To",
     "Unsqueeze",
     "View",
+    "Cat",
+    "Sin",
+    "Cos",
+    "Maximum",
+    "Where",
     "div",
     "sub",
     "tanh",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Abs",
     "Add",
+    "Cos",
     "EQ",
     "Exp",
     "GT",
@@ -49,6 +50,7 @@ __all__ = [
     "ReLU",
     "ReluBack",
     "Sigmoid",
+    "Sin",
     "Sqrt",
     "div",
     "sub",
@@ -396,6 +398,34 @@ class Abs(_Unary):
         (a,) = ctx.saved_tensors
         return v * a.backend.map(op.sign)(a)  # sign(a) is a constant: its own derivative is 0
         # END SOLUTION 2.4
+
+
+class Sin(_Unary):
+    """sin(a)"""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        save(ctx, a)
+        return a.backend.map(op.sin)(a)
+
+    @staticmethod
+    def derivative(ctx: Context, v: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return v * Cos.apply(a)
+
+
+class Cos(_Unary):
+    """cos(a)"""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        save(ctx, a)
+        return a.backend.map(op.cos)(a)
+
+    @staticmethod
+    def derivative(ctx: Context, v: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return -(v * Sin.apply(a))
 
 
 class Map(Function):

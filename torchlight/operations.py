@@ -1,0 +1,348 @@
+"""The tensor operations as module-level functions, with PyTorch's names and signatures:
+``torchlight.sin(x)`` is ``x.sin()``, ``torchlight.cat([a, b], dim=1)`` joins two tensors, and
+``torchlight.max(a, b)`` is the elementwise maximum, as in PyTorch. Each is a thin call into the
+Tensor method or ``torchlight.ops`` function that does the work; none adds an operation.
+
+Also PyTorch's grad-mode helpers: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
+``is_grad_enabled`` (from ``torchlight.autograd``) and ``inference_mode``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .autograd.grad_mode import _GradMode, _set_mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import joining, selection
+from .tensor import Tensor
+from .tensor_data import shape_broadcast
+
+__all__ = [
+    "abs", "add", "allclose", "argmax", "argmin", "bmm", "cat", "clamp", "clip", "concat", "concatenate",
+    "cos", "div", "enable_grad", "exp", "flatten", "inference_mode", "is_grad_enabled", "is_tensor",
+    "isclose", "log", "log_softmax", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul",
+    "neg", "no_grad", "numel", "permute", "pow", "relu", "reshape", "set_grad_enabled", "sigmoid", "sin",
+    "softmax", "sqrt", "squeeze", "stack", "std", "sub", "sum", "t", "tanh", "transpose", "unsqueeze",
+    "var", "where",
+]  # fmt: skip
+
+
+def _input(x: Any, fn: str, arg: str = "input") -> Tensor:
+    """x, checked to be a Tensor (PyTorch's functions take no lists or numbers where a tensor goes)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def is_tensor(obj: Any) -> builtins.bool:
+    """True when obj is a torchlight Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    """The number of elements of input."""
+    return _input(input, "numel").numel()
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def _unary(name: str) -> Callable[[Tensor], Tensor]:
+    def fn(input: Tensor) -> Tensor:
+        return getattr(_input(input, name), name)()
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}()``: {name} of every element."
+    return fn
+
+
+sin = _unary("sin")
+cos = _unary("cos")
+exp = _unary("exp")
+log = _unary("log")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+relu = _unary("relu")
+abs = _unary("abs")
+sqrt = _unary("sqrt")
+
+
+def neg(input: Tensor) -> Tensor:
+    """-input"""
+    return -_input(input, "neg")
+
+
+def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
+    """input + alpha * other (one of them a Tensor)."""
+    return input + (other * alpha if alpha != 1 else other)
+
+
+def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
+    """input - alpha * other (one of them a Tensor)."""
+    return input - (other * alpha if alpha != 1 else other)
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    """input * other (one of them a Tensor)."""
+    return input * other
+
+
+def div(input: Any, other: Any) -> Tensor:
+    """input / other (one of them a Tensor)."""
+    return input / other
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    """input ** exponent: a Tensor to a number or Tensor power, or a number to a Tensor power."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(
+            f"pow(): expected a Tensor as input or exponent, got {type(input).__name__} and {type(exponent).__name__}"
+        )
+    return input**exponent
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """input limited to [min, max] (either bound may be None; numbers or tensors)."""
+    return _input(input, "clamp").clamp(min, max)
+
+
+clip = clamp
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """The larger of input and other, elementwise (a tie gives each half the gradient)."""
+    return _input(input, "maximum").maximum(_input(other, "maximum", "other"))
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """The smaller of input and other, elementwise."""
+    return _input(input, "minimum").minimum(_input(other, "minimum", "other"))
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """input where condition is true (non-zero), else other; the three broadcast together."""
+    return selection.where(_input(condition, "where", "condition"), input, other)
+
+
+# -- matrix products ----------------------------------------------------------------------------
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """input @ other, with numpy's rules for vectors and batches."""
+    return _input(input, "matmul") @ _input(other, "matmul", "other")
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """The product of two matrices (2-D only: matmul broadcasts, mm does not)."""
+    if _input(input, "mm").dims != 2:
+        raise RuntimeError(f"self must be a matrix (got a tensor of shape {list(input.shape)})")
+    if _input(mat2, "mm", "mat2").dims != 2:
+        raise RuntimeError(f"mat2 must be a matrix (got a tensor of shape {list(mat2.shape)})")
+    return input @ mat2
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix products: (b, n, k) @ (b, k, m) -> (b, n, m), with equal batch sizes."""
+    if _input(input, "bmm").dims != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(input.shape)})")
+    if _input(mat2, "bmm", "mat2").dims != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor (got shape {list(mat2.shape)})")
+    if mat2.shape[:2] != (input.shape[0], input.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: {[input.shape[0], input.shape[2]]} "
+            f"but got: {list(mat2.shape[:2])}."
+        )
+    return input @ mat2
+
+
+# -- reductions ---------------------------------------------------------------------------------
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+    """The sum over dim (an int, a tuple, or None for all)."""
+    return _input(input, "sum").sum(dim, keepdim)
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+    """The mean over dim (an int, a tuple, or None for all)."""
+    return _input(input, "mean").mean(dim, keepdim)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+    """The largest element; with an int dim, (values, indices) along it; with a Tensor in place of
+    dim, the elementwise maximum of the two (as PyTorch's ``torch.max(a, b)``)."""
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
+    return _input(input, "max").max(dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+    """The smallest element; with an int dim, (values, indices); with a Tensor, the elementwise minimum."""
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    return _input(input, "min").min(dim, keepdim)
+
+
+def argmax(input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Tensor:
+    """The position of the largest element along dim (of the flattened input for None), as int64."""
+    return _input(input, "argmax").argmax(dim, keepdim)
+
+
+def argmin(input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Tensor:
+    """The position of the smallest element along dim, as int64."""
+    return _input(input, "argmin").argmin(dim, keepdim)
+
+
+def var(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: builtins.bool = True,
+    keepdim: builtins.bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """The variance over dim (divided by n - 1 by default)."""
+    return _input(input, "var").var(dim, unbiased, keepdim, correction=correction)
+
+
+def std(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: builtins.bool = True,
+    keepdim: builtins.bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """The standard deviation over dim (from the variance divided by n - 1 by default)."""
+    return _input(input, "std").std(dim, unbiased, keepdim, correction=correction)
+
+
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torchlight.nn.functional.softmax(input, dim)``."""
+    from .nn import functional as F  # (nn sits above this module: imported when first used)
+
+    return F.softmax(_as(_input(input, "softmax"), dtype), dim)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torchlight.nn.functional.log_softmax(input, dim)``."""
+    from .nn import functional as F
+
+    return F.log_softmax(_as(_input(input, "log_softmax"), dtype), dim)
+
+
+def _as(x: Tensor, dtype: Any) -> Tensor:
+    return x if dtype is None else x.to(dtypes.as_dtype(dtype))
+
+
+# -- shapes -------------------------------------------------------------------------------------
+
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """input with a new shape (a view when possible)."""
+    return _input(input, "reshape").reshape(shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """input with dimensions start_dim..end_dim merged into one."""
+    return _input(input, "flatten").flatten(start_dim, end_dim)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of input with two dimensions swapped."""
+    return _input(input, "transpose").transpose(dim0, dim1)
+
+
+def t(input: Tensor) -> Tensor:
+    """A matrix's transpose (a vector or 0-d tensor unchanged)."""
+    return _input(input, "t").t()
+
+
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """A view of input with dimensions reordered."""
+    return _input(input, "permute").permute(*dims)
+
+
+def squeeze(input: Tensor, dim: Optional[int] = None) -> Tensor:
+    """input without dimension dim if its size is 1 (without every size-1 dimension for None)."""
+    return _input(input, "squeeze").squeeze(dim)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A view of input with a dimension of size 1 inserted at dim."""
+    return _input(input, "unsqueeze").unsqueeze(dim)
+
+
+def _joined(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
+    # int64 and bool inputs keep their dtype when all share it (values are whole numbers still)
+    first = tensors[0].dtype
+    if first is not dtypes.float64 and builtins.all(x.dtype is first for x in tensors):
+        out._dtype = first
+    return out
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors joined along dimension dim (their other sizes must agree)."""
+    return _joined(joining.cat(tensors, dim), tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors (all one shape) joined along a new dimension dim."""
+    return _joined(joining.stack(tensors, dim), tensors)
+
+
+# -- comparing ----------------------------------------------------------------------------------
+
+
+def _close(input: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: builtins.bool, fn: str) -> np.ndarray:
+    a, b = _input(input, fn).to_numpy(), _input(other, fn, "other").to_numpy()
+    shape_broadcast(a.shape, b.shape)  # shapes that do not broadcast: the error names both
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
+) -> Tensor:
+    """Elementwise |input - other| <= atol + rtol * |other|, as a bool tensor."""
+    out = Tensor.from_numpy(_close(input, other, rtol, atol, equal_nan, "isclose"), input.backend)
+    out._dtype = dtypes.bool_
+    return out
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
+) -> builtins.bool:
+    """True when every element of input is close to other's (``isclose``)."""
+    return builtins.bool(np.all(_close(input, other, rtol, atol, equal_nan, "allclose")))
+
+
+# -- grad mode ----------------------------------------------------------------------------------
+
+
+class inference_mode(_GradMode):
+    """PyTorch's inference mode, which torchlight runs as ``no_grad`` (it has no faster mode to
+    offer); ``inference_mode(False)`` changes nothing. A context manager or a decorator."""
+
+    def __init__(self, mode: builtins.bool = True):
+        self.inference = builtins.bool(mode)
+
+    def __enter__(self) -> "inference_mode":
+        self.prev = _set_mode(False if self.inference else is_grad_enabled())[0]
+        return self
+
+    def __call__(self, fn: Callable) -> Callable:
+        inference = self.inference
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(inference):
+                return fn(*args, **kwargs)
+
+        return wrapped

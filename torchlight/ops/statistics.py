@@ -1,0 +1,72 @@
+"""Module 2 (beyond the stages): reductions composed of sum and max: ``min``, ``argmax``,
+``argmin``, ``var``, ``std`` and ``any``.
+
+None needs a Function of its own: each is a few tensor operations, so its gradient (where it has
+one) is theirs, to any order. ``min`` is ``-max(-x)``: the gradient of a minimum shared by ties is
+split evenly among them, as ``max``'s is (and as PyTorch's).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..tensor_data import prod
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+__all__ = ["any", "argmax", "argmin", "min", "std", "var"]
+
+# What ``min(dim)`` returns, as PyTorch's ``torch.return_types.min``.
+MinResult = namedtuple("min", ["values", "indices"])  # type: ignore[name-match]
+
+
+def min(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+    """The smallest element (0-d), or with ``dim`` a pair (values, indices) along it."""
+    if dim is None:
+        return -(-x).max()
+    values, indices = (-x).max(dim, keepdim)
+    return MinResult(-values, indices)
+
+
+def argmax(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """The position of the largest element along ``dim`` (the first, at a tie); with ``dim=None``
+    its position in the flattened tensor. No gradient."""
+    x = x.detach()  # positions have no gradient: no graph to build
+    if dim is None:
+        position = x.reshape(-1).max(0).indices
+        return position.view((1,) * x.dims) if keepdim else position
+    return x.max(dim, keepdim).indices
+
+
+def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """The position of the smallest element along ``dim`` (as ``argmax``)."""
+    return argmax(-x.detach(), dim, keepdim)
+
+
+def var(
+    x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *, correction: Optional[float] = None
+) -> Tensor:
+    """The variance over ``dim``: the sum of squared deviations from the mean, divided by
+    n - correction (``correction`` 1 by default, Bessel's; ``unbiased=False`` means 0)."""
+    if correction is None:
+        correction = 1 if unbiased else 0
+    dims = x._dims(dim)
+    n = prod(x.shape[d] for d in dims)
+    deviation = x - x.mean(dims, keepdim=True)
+    # n - correction <= 0 divides by 0: inf or nan, as PyTorch gives
+    return (deviation * deviation).sum(dims, keepdim) / float(n - correction if n > correction else 0)
+
+
+def std(
+    x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *, correction: Optional[float] = None
+) -> Tensor:
+    """The standard deviation over ``dim``: the square root of ``var``."""
+    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def any(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """1 where some element (along ``dim``) is non-zero, else 0. No gradient."""
+    nonzero = 1.0 - (x.detach() == 0.0)
+    return nonzero.sum(x._dims(dim), keepdim) > 0.0
