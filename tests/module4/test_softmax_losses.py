@@ -99,6 +99,13 @@ def test_logsumexp_of_infinities_as_pytorch(backend_name):
     np.testing.assert_array_equal(F.logsumexp(x, 1).to_numpy(), [-math.inf, math.inf, 1.0])
 
 
+def test_softmax_family_of_a_0d_tensor(backend_name):
+    # one element along the only "dimension": probability 1, as PyTorch
+    x = leaf(2.5, backend_name)
+    assert (F.softmax(x, 0).item(), F.log_softmax(x, -1).item(), F.logsumexp(x, 0).item()) == (1.0, 0.0, 2.5)
+    assert F.logsumexp(x, 0).shape == ()
+
+
 def test_softmax_family_gradcheck(backend_name):
     x = leaf(SCORES, backend_name)
     for fn in (F.softmax, F.log_softmax, F.logsumexp):

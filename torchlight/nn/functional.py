@@ -150,7 +150,7 @@ def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
     m = _finite(input.detach().max(dim, keepdim=True).values)
     out = (input - m).exp().sum(dim, keepdim=True).log() + m
     # END SOLUTION 4.4
-    return out if keepdim else out.squeeze(dim)
+    return out if keepdim or input.dims == 0 else out.squeeze(dim)
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
