@@ -53,6 +53,11 @@ class _IncompatibleKeys(NamedTuple):
     missing_keys: List[str]
     unexpected_keys: List[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
 
 class Module:
     """Base class of every network piece. Subclasses call ``super().__init__()`` first,
