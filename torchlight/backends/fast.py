@@ -374,7 +374,8 @@ class _Kernel:
                     self._launch = fast_parallel.launcher(
                         _LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature)
                     )
-                self._launch(self._pointer, numba.get_num_threads() * PARTS_PER_THREAD, out, *args)
+                parts = numba.get_num_threads() * PARTS_PER_THREAD
+                fast_parallel.launch(self._launch, self._pointer, parts, out, *args)
         except TypeError:
             fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)
 

@@ -15,6 +15,13 @@ name carries a hash of everything its code depends on (the templates, the scalar
 file, the index helpers, numba's version), so editing any of them makes a new file and stale code
 is never loaded. Deleting the folder (``clear()``) is always safe: it is rebuilt on next use.
 
+A cache on disk can be damaged (a full disk, a killed process, a careless hand). Nothing here
+trusts it: a generated file whose text is not what this module would write is written again, and
+a compiled file that numba cannot read (``recovering``) is deleted and its kernel compiled again;
+each says so with a ``KernelCacheWarning`` naming the file. Every file is written whole to a
+temporary name in its folder and then renamed, so a process running alongside (or one killed
+mid-write) never leaves half a file under the real name.
+
 A function that cannot be imported by name (a lambda, a closure, a function typed into a notebook
 or defined in ``__main__``) gets the same kernels, compiled in memory for this process only.
 """
@@ -23,24 +30,30 @@ import contextlib
 import glob
 import hashlib
 import importlib
-import importlib.util
 import inspect
 import os
 import re
 import shutil
 import sys
+import tempfile
 import threading
 import warnings
 from types import ModuleType
 from typing import Callable, Dict, List, Optional, Sequence
 
 import numba
+from numba.core.caching import FunctionCache
 
-__all__ = ["cache_dir", "clear", "compile_part", "kernels_for"]
+__all__ = ["KernelCacheWarning", "cache_dir", "clear", "compile_part", "kernels_for", "recovering"]
 
 _modules: Dict[Callable, ModuleType] = {}  # fn -> its kernels, for this process
 _lock = threading.RLock()
 _warned: List[str] = []
+
+
+class KernelCacheWarning(RuntimeWarning):
+    """A file of the fast backend's kernel cache was damaged, or could not be written; the kernel
+    was compiled again (the program's results are not affected)."""
 
 
 def cache_dir() -> str:
@@ -89,16 +102,114 @@ def compile_part(part, signature, fn: Callable) -> None:
 def _compile(part, signature, fn: Callable) -> None:
     try:
         part.compile(signature)
+    except KernelCacheWarning:  # a damaged cache file, under warnings-as-errors: not fn's fault
+        raise
     except Exception as e:  # numba's typing errors, and the odd internal one for unsupported code
-        name = getattr(fn, "__qualname__", repr(fn))
+        # (a damaged disk cache never gets here: ``recovering`` turns it into a cache miss)
         detail = f"{type(e).__name__}: " + "\n".join(line for line in str(e).splitlines()[:12] if line.strip())
         raise TypeError(
-            f"the 'fast' backend cannot compile {name} with numba. It lifts functions of floats written "
+            f"the 'fast' backend cannot compile {_name(fn)} with numba. It lifts functions of floats written "
             "with arithmetic, comparisons, the math module and torchlight.scalar's operators (a call to "
             "any other Python function needs numba.njit on that function); use the 'simple' backend for "
-            f"anything else. numba says:\n{detail}"
+            f"anything else.{_hint(fn)} numba says:\n{detail}"
         ) from None
     part.disable_compile()  # other argument types raise TypeError instead of compiling anew
+
+
+def _name(fn: Callable) -> str:
+    """``fn`` as a user would find it: its name, and for Python code where it is defined."""
+    code = getattr(getattr(fn, "py_func", fn), "__code__", None)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{name} ({code.co_filename}, line {code.co_firstlineno})" if code is not None else name
+
+
+def _hint(fn: Callable) -> str:
+    """What is wrong with ``fn`` when it is not a function numba could compile at all."""
+    if inspect.ismethod(fn):
+        return (
+            f" {fn.__qualname__} is a bound method: numba cannot compile the object it is bound to "
+            f"(a {type(fn.__self__).__name__}); lift a plain function of floats instead."
+        )
+    if not (inspect.isfunction(fn) or inspect.isbuiltin(fn) or hasattr(fn, "py_func") or isinstance(fn, type)):
+        return f" It is given a {type(fn).__name__} object, not a function: lift a plain function of floats instead."
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# numba's disk cache, made to survive damage
+# ---------------------------------------------------------------------------------------------
+
+
+class _RecoveringCache(FunctionCache):
+    """numba's disk cache of one function, for which a file it cannot read is a cache miss.
+
+    numba reads its index (``.nbi``) and compiled code (``.nbc``) with pickle and lets any error
+    through: an emptied or truncated file would then break every later run. Here the damaged
+    entry is deleted, with a warning naming the file, and numba compiles the function again and
+    saves a sound entry. numba already writes both files to a temporary name and renames them.
+    """
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as e:  # emptied, truncated, garbled: numba cannot tell which
+            damaged = self._damaged_file(sig, target_context)
+            self._discard()
+            _warn(
+                f"torchlight: the kernel cache file {damaged} is damaged ({_short(e)}); deleted it and "
+                "compiling the kernel again"
+            )
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except Exception as e:  # a full disk, a folder made read-only: the kernel runs all the same
+            _warn(
+                f"torchlight: cannot save a compiled kernel in {self.cache_path} ({_short(e)}); it will be "
+                "compiled again in the next process"
+            )
+
+    def _damaged_file(self, sig, target_context) -> str:
+        """The file that failed to load: the index, unless it loads and names a data file."""
+        files = self._cache_file
+        try:
+            name = files._load_index().get(self._index_key(sig, target_context.codegen()))
+        except Exception:
+            return files._index_path
+        return files._data_path(name) if name else files._index_path
+
+    def _discard(self) -> None:
+        """Delete this function's index and every compiled file it may name."""
+        index = self._cache_file._index_path
+        for path in [index] + glob.glob(glob.escape(index[: -len(".nbi")]) + ".*.nbc"):
+            with contextlib.suppress(OSError):
+                os.remove(path)
+
+
+def recovering(dispatcher):
+    """``dispatcher`` (made by ``numba.njit(cache=True)``, not yet compiled), with a disk cache that
+    treats a damaged file as a cache miss: deleted, warned about (``KernelCacheWarning``), rebuilt.
+
+    A dispatcher without a disk cache is returned as it is.
+    """
+    if isinstance(dispatcher._cache, FunctionCache):
+        dispatcher._cache = _RecoveringCache(dispatcher.py_func)
+    return dispatcher
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return type(e).__name__ + (f": {text[0][:200]}" if text else "")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(KernelCacheWarning(message), stacklevel=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# The generated modules
+# ---------------------------------------------------------------------------------------------
 
 
 def _instantiate(fn: Callable, templates: List[Callable], helpers: List[str], sources: List[str]) -> ModuleType:
@@ -106,14 +217,22 @@ def _instantiate(fn: Callable, templates: List[Callable], helpers: List[str], so
     if home is not None:
         text = _module_text(fn, templates, helpers, home, cache=True)
         digest = hashlib.sha256(text.encode())
-        for path in sources + [inspect.getsourcefile(fn) or ""]:
+        source = _source_file(fn)
+        for path in sources + ([source] if source else []):
             with open(path, "rb") as f:
                 digest.update(f.read())
         digest.update(numba.__version__.encode())
         stem = "tl_" + re.sub(r"\W", "_", f"{home[0]}.{home[1]}") + "_"
         name = stem + digest.hexdigest()[:16]
         try:
-            return _import_file(_write(name, text, stem), name)
+            path, fresh = _write(name, text)
+            if fresh:  # older versions of this function's kernels will never be loaded again
+                _remove_stale(os.path.dirname(path), stem, name)
+            module = _load(path, name, text)
+            parts = [recovering(getattr(module, template.__name__)) for template in templates]
+            if fresh:
+                _remove_stale(parts[0]._cache.cache_path, stem, name)
+            return module
         except OSError as e:  # a read-only home, a full disk: compile without the disk cache
             _warn_once(
                 f"torchlight: cannot write the fast-kernel cache in {cache_dir()} ({e}); compiling "
@@ -128,8 +247,20 @@ def _instantiate(fn: Callable, templates: List[Callable], helpers: List[str], so
     return module
 
 
+def _source_file(fn: Callable) -> Optional[str]:
+    """The file ``fn`` (or a numba function's Python function) is defined in; None for a builtin."""
+    try:
+        return inspect.getsourcefile(getattr(fn, "py_func", fn))
+    except TypeError:  # a builtin (math.exp) or an object that is no function
+        return None
+
+
 def _importable(fn: Callable) -> Optional[tuple]:
-    """(module, qualname) when ``import module`` and attribute lookup find ``fn`` itself, else None."""
+    """(module, qualname) when ``import module`` and attribute lookup find ``fn`` itself, else None.
+
+    ``fn`` must also be defined in a source file that exists, or be a builtin (``math.exp``),
+    so that its kernels can be compiled from a file of their own and cached.
+    """
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if not module or module == "__main__" or "<" in qualname:
         return None
@@ -137,10 +268,12 @@ def _importable(fn: Callable) -> Optional[tuple]:
         found = importlib.import_module(module)
         for part in qualname.split("."):
             found = getattr(found, part)
-        source = inspect.getsourcefile(fn)
     except (ImportError, AttributeError, TypeError):
         return None
-    return (module, qualname) if found is fn and source and os.path.exists(source) else None
+    if found is not fn:
+        return None
+    source = _source_file(fn)
+    return (module, qualname) if inspect.isbuiltin(fn) or (source and os.path.exists(source)) else None
 
 
 def _module_text(
@@ -156,11 +289,14 @@ def _module_text(
     ]
     if home is not None:
         lines += [f"import {home[0]} as _home", f"_scalar_fn = _home.{home[1]}"]
-    lines += [
-        "# compiled here (from its Python source, if it is already a numba function); LLVM inlines it",
-        'fn = njit(error_model="numpy")(getattr(_scalar_fn, "py_func", _scalar_fn))',
-        "",
-    ]
+    if inspect.isfunction(getattr(fn, "py_func", fn)):
+        lines += [
+            "# compiled here (from its Python source, if it is already a numba function); LLVM inlines it",
+            'fn = njit(error_model="numpy")(getattr(_scalar_fn, "py_func", _scalar_fn))',
+        ]
+    else:  # math.exp, abs, a method, a callable object: numba compiles a call to what it knows
+        lines += ['@njit(error_model="numpy")', "def fn(*args):", "    return _scalar_fn(*args)"]
+    lines.append("")
     for template in templates:
         lines += ["", inspect.getsource(template)]
     lines.append("")
@@ -170,40 +306,80 @@ def _module_text(
     return "\n".join(lines) + "\n"
 
 
-def _write(name: str, text: str, stem: str) -> str:
-    """Write ``text`` to ``<cache_dir>/<name>.py`` unless it is already there; return the path.
+def _write(name: str, text: str) -> tuple:
+    """(path, fresh): ``<cache_dir>/<name>.py`` holds ``text``, written now if it did not (fresh
+    when there was no such file at all).
 
-    Older versions of the same function's kernels (same ``stem``, another hash) are deleted with
-    their compiled code: after an edit to scalar.py they would never be loaded again.
+    The name is a hash of the text's inputs, so any other content there is damage: it is
+    replaced, with a warning.
     """
     folder = cache_dir()
     path = os.path.join(folder, name + ".py")
-    if not os.path.exists(path):
-        os.makedirs(folder, exist_ok=True)
-        stale = glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*.py"))
-        stale += glob.glob(os.path.join(glob.escape(folder), "__pycache__", glob.escape(stem) + "*"))
-        for old in stale:
-            with contextlib.suppress(OSError):
-                os.remove(old)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w") as f:
+    try:
+        with open(path, encoding="utf-8") as f:
+            found: Optional[str] = f.read()
+    except FileNotFoundError:
+        found = None
+    except ValueError:  # bytes that are not UTF-8: damaged
+        found = ""
+    if found == text:
+        return path, False
+    if found is not None:
+        _warn(
+            f"torchlight: the generated kernel module {path} is damaged (its text is not what torchlight "
+            "writes); writing it again"
+        )
+    os.makedirs(folder, exist_ok=True)
+    _write_atomically(path, text)
+    return path, found is None
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it: a process reading
+    ``path`` meanwhile (or after a crash) sees the old file whole or the new one, never a part."""
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(temporary, path)  # atomic: a process running alongside sees all of it or nothing
-    return path
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
 
 
-def _import_file(path: str, name: str) -> ModuleType:
+def _remove_stale(folder: str, stem: str, name: str) -> None:
+    """Delete the files in ``folder`` of the same function's other versions (``stem`` with
+    another hash: after an edit to scalar.py they would never be loaded again). Only that exact
+    pattern: ``log``'s stem is a prefix of ``log_back``'s names."""
+    stale = re.compile(re.escape(stem) + r"[0-9a-f]{16}\.")
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(folder):
+            if stale.match(entry) and not entry.startswith(name + "."):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, entry))
+
+
+def _load(path: str, name: str, text: str) -> ModuleType:
+    """The module ``name`` made by running ``text`` as the file ``path`` (which holds it).
+
+    Run from the text already read and checked, not imported: no bytecode file is written, and
+    there is none that could be damaged. numba finds the functions' source file by ``path``.
+    """
     module = sys.modules.get(name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None  # a .py file path always has both
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        module = ModuleType(name)
+        module.__file__ = path
+        sys.modules[name] = module  # numba finds a cached function's globals through it
+        try:
+            exec(compile(text, path, "exec"), module.__dict__)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return module
 
 
 def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.append(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        warnings.warn(KernelCacheWarning(message), stacklevel=4)

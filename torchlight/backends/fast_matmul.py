@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from numba import njit, prange, types, uint64
 
-from . import fast_parallel
+from . import fast_cache, fast_parallel
 
 __all__ = ["matmul_kernel", "MATMUL_PARALLEL_THRESHOLD"]
 
@@ -218,6 +218,7 @@ BLOCK_SIGNATURE = types.void(
 )
 
 
+@fast_cache.recovering
 @njit(cache=True, **_flags)
 def plan(a_shape, a_strides, b_shape, b_strides):
     """(a_packed, b_packed, size_a, size_b): which operands must be packed, and their packed sizes.
@@ -230,6 +231,7 @@ def plan(a_shape, a_strides, b_shape, b_strides):
     return a_packed, b_packed, a_shape[0] * n * k if a_packed else 0, b_shape[0] * m * k if b_packed else 0
 
 
+@fast_cache.recovering
 @njit(cache=True, **_flags)
 def pack_part(part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp, a_packed, b_packed):
     """Pack part number ``part`` of ``parts`` of the work: groups of rows of A, then of Bᵀ."""
@@ -251,6 +253,7 @@ def pack_part(part, parts, a, a_shape, a_strides, b, b_shape, b_strides, ap, bp,
             )
 
 
+@fast_cache.recovering
 @njit(cache=True, **_flags)
 def block_part(
     part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, a_packed, b_packed
@@ -433,7 +436,8 @@ def _serial(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_st
 
 def _parallel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, parts):
     a_packed, b_packed, ap, bp = _prepare(a_shape, a_strides, b_shape, b_strides)
-    fast_parallel.launcher(parallel_matmul, PARALLEL_SIGNATURE)(
+    fast_parallel.launch(
+        fast_parallel.launcher(parallel_matmul, PARALLEL_SIGNATURE),
         _pointers["pack"],
         _pointers["block"],
         parts,

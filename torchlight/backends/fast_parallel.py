@@ -11,19 +11,43 @@ numba compiles a ``prange`` loop into a separate multi-threaded function, which 
 (a second or more). A launcher here receives the part as a *value* (a numba first-class function,
 typed by its signature alone), so one compiled launcher, cached on disk, serves every part with
 that signature: the map parts of all scalar functions share one, and so on.
+
+Threads: numba runs a ``prange`` loop on its *threading layer*, the first of TBB, OpenMP and its
+own "workqueue" that is installed (``numba.threading_layer()`` says which, after the first
+parallel run; ``NUMBA_THREADING_LAYER`` chooses). TBB and OpenMP may be entered from several
+Python threads at once; workqueue may not: it aborts the whole process ("Concurrent access has
+been detected"). So every launch goes through ``launch``, which lets launches take turns (a lock)
+until the first one has shown which layer is in use, and for good when that layer is workqueue.
 """
 
 import threading
 from typing import Callable, Dict, Sequence
 
+import numba
 import numpy as np
 from numba import njit, types
 from numba.core.typing.templates import Signature
 
-__all__ = ["PartPointer", "launcher", "launcher_signature", "raise_if_stub", "run_on_plain_arrays"]
+from . import fast_cache
+
+__all__ = [
+    "PartPointer",
+    "launch",
+    "launcher",
+    "launcher_signature",
+    "raise_if_stub",
+    "run_on_plain_arrays",
+    "serializes_launches",
+]
 
 _compiled: Dict[Callable, Callable] = {}
 _lock = threading.Lock()
+
+# The threading layers that several Python threads may enter at once (numba's documentation).
+THREAD_SAFE_LAYERS = ("tbb", "omp")
+_launch_lock = threading.Lock()
+_layer_known = False  # set by the first launch, once numba has picked its layer
+_thread_safe = False  # whether that layer is one of THREAD_SAFE_LAYERS
 
 
 def launcher(template: Callable, signature: Signature) -> Callable:
@@ -36,8 +60,36 @@ def launcher(template: Callable, signature: Signature) -> Callable:
         with _lock:  # once, whatever the threads
             compiled = _compiled.get(template)
             if compiled is None:
-                compiled = _compiled[template] = njit(signature, parallel=True, cache=True)(template)
+                compiled = fast_cache.recovering(njit(parallel=True, cache=True)(template))
+                compiled.compile(signature)
+                compiled.disable_compile()
+                _compiled[template] = compiled
     return compiled
+
+
+def launch(compiled: Callable, *args) -> None:
+    """``compiled(*args)`` for a launcher: at once where numba's threading layer is thread-safe,
+    else one launch at a time, so that threads calling the fast backend together cannot abort the
+    process (on workqueue, large operations from two threads then take turns, each on all of
+    numba's threads)."""
+    global _layer_known, _thread_safe
+    if _thread_safe:  # the common case: no lock
+        compiled(*args)
+        return
+    with _launch_lock:
+        compiled(*args)
+        if not _layer_known:
+            try:
+                layer = numba.threading_layer()
+            except ValueError:  # no parallel region has run yet: ask again after the next launch
+                return
+            _layer_known, _thread_safe = True, layer in THREAD_SAFE_LAYERS
+
+
+def serializes_launches() -> bool:
+    """True while parallel launches take turns: before the first one, and for good where numba's
+    threading layer is not thread-safe (workqueue)."""
+    return not _thread_safe
 
 
 def launcher_signature(part_signature: Signature) -> Signature:
