@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba import njit, prange, types, uint64
 
-from . import fast_parallel, simple
+from . import fast_cache, fast_parallel, simple
 
 __all__ = ["fold1d_kernel", "fold2d_kernel", "unfold1d_kernel", "unfold2d_kernel"]
 
@@ -46,6 +46,7 @@ def _inside(offset, step, count, size):
     return lo, max(lo, hi)
 
 
+@fast_cache.recovering  # a damaged cache file is rebuilt, not fatal
 @njit(**_flags)
 def unfold_part(part, parts, out, out_shape, out_strides, x, x_shape, x_strides, kh, kw, sh, sw, ph, pw):
     """out[n, (c * kh + i) * kw + j, r * out_w + s] = x[n, c, r * sh - ph + i, s * sw - pw + j] for the
@@ -72,6 +73,7 @@ def unfold_part(part, parts, out, out_shape, out_strides, x, x_shape, x_strides,
                         dst[uint64(s * o2)] = src[uint64(s * sw * x3)]
 
 
+@fast_cache.recovering
 @njit(**_flags)
 def fold_part(part, parts, out, out_shape, out_strides, cols, cols_shape, cols_strides, kh, kw, sh, sw, ph, pw):
     """out[n, c, r * sh - ph + i, s * sw - pw + j] += cols[n, (c * kh + i) * kw + j, r * out_w + s] for
@@ -184,7 +186,7 @@ def _launch(part, parts: int, *args) -> None:
     if pointer is None:
         pointer = _pointers[part] = fast_parallel.PartPointer(part, PART_SIGNATURE)
     launcher = fast_parallel.launcher(parallel_windows, fast_parallel.launcher_signature(PART_SIGNATURE))
-    launcher(pointer, parts, *args)
+    fast_parallel.launch(launcher, pointer, parts, *args)  # takes turns where the threading layer needs it
 
 
 unfold1d_kernel = _Kernel("unfold", 1)
