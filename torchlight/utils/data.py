@@ -3,8 +3,8 @@
 As ``torch.utils.data``: a ``Dataset`` gives one example per index (``dataset[i]``) and has a
 length; a ``DataLoader`` walks through it in batches of ``batch_size`` examples, in order or
 shuffled anew each epoch, stacking the examples of a batch into tensors whose first dimension is
-the batch. Labels become float64 tensors holding whole numbers, since torchlight computes in
-float64 (``cross_entropy`` takes class indices in that form).
+the batch. Numbers become tensors with PyTorch's dtype for them: int labels an int64 tensor
+(stored, like every torchlight tensor, as float64 holding whole numbers), floats a float64 one.
 
 Stacking example by example costs a Python call per example; for data held in arrays there is a
 fast path that indexes the arrays once per batch instead: for a ``TensorDataset``, and for a data
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import random
+from .. import dtypes, random
 from ..tensor import Tensor
 
 __all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate"]
@@ -64,18 +64,19 @@ class TensorDataset(Dataset):
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
-    """The examples of ``batch`` stacked: tensors and arrays into one tensor with a new first
-    dimension, numbers into a float64 tensor, tuples and lists position by position (a list, as
-    PyTorch), dicts key by key; strings stay a list."""
+    """The examples of ``batch`` stacked, as PyTorch's ``default_collate``: tensors and arrays into
+    one tensor with a new first dimension, numbers into a tensor (int64 for ints, float64 for
+    floats, bool for bools), tuples and lists position by position (into a list), dicts key by
+    key; strings stay a list."""
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack([t.to_numpy() if isinstance(t, Tensor) else t for t in batch], elem.backend)
     if isinstance(elem, np.ndarray):
         return _stack(list(batch), None)
-    if isinstance(elem, numbers.Real):  # (bools too, as 0 and 1)
+    if isinstance(elem, numbers.Real):
         if not all(isinstance(x, numbers.Real) for x in batch):
             raise TypeError(f"default_collate: a batch mixes numbers and {_kinds(batch)}")
-        return Tensor.from_numpy(np.array(batch, dtype=np.float64))
+        return _tensor(np.array(batch), None)
     if isinstance(elem, str):
         return list(batch)
     if isinstance(elem, Mapping):
@@ -103,7 +104,14 @@ def _stack(arrays: List[Any], backend: Any) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 and "
                 f"{list(shape)} at entry {i}"
             )
-    return Tensor.from_numpy(np.stack(arrays).astype(np.float64, copy=False), backend)
+    return _tensor(np.stack(arrays), backend)
+
+
+def _tensor(values: np.ndarray, backend: Any) -> Tensor:
+    """A tensor of ``values`` on ``backend`` (None: the default) with PyTorch's dtype for them."""
+    t = Tensor.from_numpy(values, backend)
+    dtype = dtypes.of_array(values)
+    return t if dtype is dtypes.float64 else t.to(dtype)
 
 
 class DataLoader:
@@ -184,8 +192,8 @@ class DataLoader:
         set is not one whose items it knows how to make."""
         dataset = self.dataset
         if isinstance(dataset, TensorDataset):
-            columns = [(_array(t), t.backend) for t in dataset.tensors]
-            return lambda idx: [Tensor.from_numpy(a[idx], backend) for a, backend in columns]
+            columns = [(_array(t), t.backend, t.dtype) for t in dataset.tensors]
+            return lambda idx: [_cast(Tensor.from_numpy(a[idx], backend), dtype) for a, backend, dtype in columns]
         data, targets = getattr(dataset, "data", None), getattr(dataset, "targets", None)
         if not (isinstance(data, np.ndarray) and isinstance(targets, np.ndarray)):
             return None
@@ -197,11 +205,16 @@ class DataLoader:
         first = dataset[0]
         if not _is_item(first, data, targets, 0) or not _is_item(dataset[n - 1], data, targets, n - 1):
             return None
-        shape, backend = tuple(first[0].shape), first[0].backend
+        shape, backend, dtype = tuple(first[0].shape), first[0].backend, first[0].dtype
+        label_type = np.int64 if isinstance(first[1], numbers.Integral) else np.float64  # as default_collate
         return lambda idx: [
-            Tensor.from_numpy(data[idx].reshape((len(idx),) + shape), backend),
-            Tensor.from_numpy(targets[idx].astype(np.float64)),
+            _cast(Tensor.from_numpy(data[idx].reshape((len(idx),) + shape), backend), dtype),
+            _tensor(targets[idx].astype(label_type), None),
         ]
+
+
+def _cast(t: Tensor, dtype: Any) -> Tensor:
+    return t if dtype is dtypes.float64 else t.to(dtype)
 
 
 def _array(t: Tensor) -> np.ndarray:
