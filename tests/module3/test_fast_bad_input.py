@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -18,8 +19,18 @@ from .strategies import reuse
 pytestmark = pytest.mark.task3_1
 BACKENDS = ["fast"]
 
+
+def _this_stage(fn):
+    """A copy of module 2's test fn without its own stage mark (task2_3, task2_4): here it runs on
+    fast, and belongs to this file's stage (grading files a test under its closest task mark)."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__dict__.update(fn.__dict__)
+    copy.pytestmark = [m for m in getattr(fn, "pytestmark", []) if not m.name.startswith("task")]
+    return copy
+
+
 for _file in ("test_bad_input", "test_empty_and_nan"):
-    globals().update(reuse.tests(reuse.load(_file)))
+    globals().update({name: _this_stage(fn) for name, fn in reuse.tests(reuse.load(_file)).items()})
 
 # Each bad shape must be refused; if one is accepted, the child runs an operation on it (the hang)
 # and reports what it got. One JSON line of outcomes at the end.
