@@ -110,6 +110,25 @@ def _tile_arguments(input: Any, kernel: Any) -> Tuple[int, int, int, int, int, i
     return n, c, h, w, kh, kw
 
 
+def pool_settings(
+    name: str, kernel_size: Any, stride: Any, padding: Any
+) -> Tuple[Tuple[int, int], Tuple[int, int], Tuple[int, int]]:
+    """(kernel, stride, padding) as pairs of ints (stride None: the kernel), checked as PyTorch checks them."""
+    kernel = int_tuple(name, "kernel_size", kernel_size, 2)
+    stride = kernel if stride is None else int_tuple(name, "stride", stride, 2)
+    padding = int_tuple(name, "padding", padding, 2)
+    if min(kernel) < 1:
+        raise RuntimeError(f"{name}(): kernel_size must be greater than zero, but got kernel_size={kernel}")
+    if min(stride) < 1:
+        raise RuntimeError(f"{name}(): stride should be greater than zero, but got stride={stride}")
+    if min(padding) < 0 or any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
+        raise RuntimeError(
+            f"{name}(): pad should be at least 0 and at most half of effective kernel size, but got "
+            f"pad={padding}, kernel_size={kernel}"
+        )
+    return kernel, stride, padding
+
+
 def _pool_arguments(
     name: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
 ) -> Tuple[Tensor, Tuple[int, int], Tuple[int, int], Tuple[int, int]]:
@@ -120,22 +139,11 @@ def _pool_arguments(
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if ceil_mode:
         raise NotImplementedError(f"{name}(): ceil_mode=True is not supported")
-    kernel = int_tuple(name, "kernel_size", kernel_size, 2)
-    stride = kernel if stride is None else int_tuple(name, "stride", stride, 2)
-    padding = int_tuple(name, "padding", padding, 2)
+    kernel, stride, padding = pool_settings(name, kernel_size, stride, padding)
     if input.dims not in (3, 4) or 0 in input.shape[-3:]:
         raise RuntimeError(
             f"{name}(): Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
             f"but got input of size: {list(input.shape)}"
-        )
-    if min(kernel) < 1:
-        raise RuntimeError(f"{name}(): kernel_size must be greater than zero, but got kernel_size={kernel}")
-    if min(stride) < 1:
-        raise RuntimeError(f"{name}(): stride should be greater than zero, but got stride={stride}")
-    if min(padding) < 0 or any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
-        raise RuntimeError(
-            f"{name}(): pad should be at least 0 and at most half of effective kernel size, but got "
-            f"pad={padding}, kernel_size={kernel}"
         )
     x = input if input.dims == 4 else input.unsqueeze(0)
     out_h, out_w = conv_output_size(x.shape[2:], kernel, stride, padding)
