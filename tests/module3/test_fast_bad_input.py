@@ -14,6 +14,8 @@ import types
 
 import pytest
 
+import torchlight
+
 from .strategies import reuse
 
 pytestmark = pytest.mark.task3_1
@@ -73,3 +75,11 @@ def test_negative_sizes_are_refused_before_any_kernel_runs_on_them():
             raise NotImplementedError(outcome["message"])  # the student edition: said as such
         assert outcome.get("refused") == "RuntimeError", f"{name}: {outcome}"
         assert "invalid" in outcome["message"], f"{name}: {outcome['message']}"
+
+
+def test_gather_names_an_index_on_another_backend():
+    a = torchlight.ones(2, 3, backend="fast")
+    index = torchlight.tensor([[0.0], [1.0]], backend="simple")
+    with pytest.raises(RuntimeError, match=r"gather\(\): expected the index on the input's 'fast' backend.*index.to"):
+        a.gather(1, index)
+    assert a.gather(1, index.to("fast")).tolist() == [[1.0], [1.0]]

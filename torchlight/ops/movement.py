@@ -249,7 +249,12 @@ def _at_least_1d(t: Tensor) -> Tensor:
 
 
 def _check_gather(a: Tensor, dim: int, index: Tensor) -> None:
-    """A clear error for an index that does not fit a along dim: its dims, its sizes, its values."""
+    """A clear error for an index that does not fit a along dim: its backend, dims, sizes, values."""
+    if index.backend is not a.backend:
+        raise RuntimeError(
+            f"gather(): expected the index on the input's '{a.backend.name}' backend, but it is on the "
+            f"'{index.backend.name}' backend; move it first with index.to('{a.backend.name}')"
+        )
     if index.dims != a.dims:
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as input tensor (index shape "
