@@ -111,7 +111,7 @@ def linspace(
     # values are symmetric and both ends exact.
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
-    values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+    values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else i + start
     return _typed(values, dtype, device, backend, requires_grad)
 
 

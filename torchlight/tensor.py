@@ -836,8 +836,14 @@ class Tensor(Variable):
 
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> "Tensor":
         """Write src's values (broadcast to self's shape, from any backend) into self; returns self."""
-        if isinstance(src, Tensor) and src.backend is not self.backend:
-            src = src.to(self.backend)
+        if isinstance(src, Tensor):
+            if not broadcasts_to(src.shape, self.shape):
+                raise RuntimeError(
+                    f"copy_(): the source's shape {list(src.shape)} does not broadcast to the tensor's "
+                    f"{list(self.shape)}"
+                )
+            if src.backend is not self.backend:
+                src = src.to(self.backend)
         return I.inplace(I.SetItem, self, Ellipsis, self._written(src))
 
     def _written(self, value: Any) -> "Tensor":
@@ -850,7 +856,7 @@ class Tensor(Variable):
         dtype, so a result it cannot hold (a fraction, or a count in a bool) is refused, as PyTorch
         refuses it."""
         if self._dtype is not _FLOAT64:
-            kinds = [_kind(other), _kind(alpha), _FLOAT64 if op == "div_" else _BOOL]
+            kinds = [_kind(other), _BOOL if alpha == 1 else _kind(alpha), _FLOAT64 if op == "div_" else _BOOL]
             result = max(kinds, key=_RANKS.index)
             if _RANKS.index(result) > _RANKS.index(self._dtype):
                 raise RuntimeError(

@@ -109,6 +109,9 @@ def clamp(x: Tensor, min: Optional[Any] = None, max: Optional[Any] = None) -> Te
     and a tensor bound where it was taken (as PyTorch)."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None:
+            _lift(x, bound, f"clamp(): {name}")  # (a clear error for a bound that is neither)
     if min is not None:
         x = where(x < min, min, x)  # x < min is false for nan: nan stays nan
     if max is not None:
