@@ -70,7 +70,10 @@ class SGD(Optimizer):
                     if momentum != 0.0:
                         state = self.state.setdefault(p, {})
                         v = state.get("momentum_buffer")
-                        v = _copy(g) if v is None else momentum * v + (1.0 - dampening) * g
+                        if v is None:
+                            v = _copy(g)
+                        else:  # (without dampening, one operation less: each is a kernel call)
+                            v = momentum * v + (g if dampening == 0.0 else (1.0 - dampening) * g)
                         state["momentum_buffer"] = v
                         g = g + momentum * v if nesterov else v
                     value.sub_(g, alpha=lr)
