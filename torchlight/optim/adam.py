@@ -116,7 +116,8 @@ class Adam(Optimizer):
         v, m, s = _view(value), _view(state["exp_avg"]), _view(state["exp_avg_sq"])
         if v is None or m is None or s is None:
             return None
-        return v, value.grad.to_numpy(), m, s
+        g = _view(value.grad)  # (only read)
+        return v, (value.grad.to_numpy() if g is None else g), m, s
 
 
 class AdamW(Adam):
