@@ -40,11 +40,13 @@ def _reduced_shape(shape: Shape, dims: Tuple[int, ...], keepdim: bool) -> Shape:
 
 
 def _is_max(a: Tensor, maximum: Tensor) -> Tensor:
-    """1.0 where a equals its maximum (broadcast), else 0.0; where the maximum is nan (max
-    propagates nan, as PyTorch), a nan counts as equal to it, so that the nans are the maximum's
-    positions: nan == nan is false, so a != a marks them (it is 0.0 everywhere in a row without nan).
-    """
-    return (a == maximum) + (a != a)
+    """1.0 where a equals its maximum (broadcast), else 0.0. Where the maximum is nan (max
+    propagates nan, as PyTorch), the nans of a are its positions: nan == nan is false, so a != a
+    marks them (0.0 everywhere in a row without nan)."""
+    equal = a == maximum
+    if not np.isnan(maximum.to_numpy()).any():  # the usual case, without the two extra operations
+        return equal
+    return equal + (a != a)
 
 
 def arange_along(like: Tensor, dim: int) -> Tensor:
