@@ -203,6 +203,17 @@ def test_conv2d_errors(backend_name):
     _error(lambda: conv2d(x, t(np.ones((8, 3, 2, 3))), padding="same"), NotImplementedError, "even kernel")
 
 
+def test_unfold_and_fold_check_their_arguments(backend_name):
+    t = lambda a: torchlight.tensor(a, backend=backend_name)  # noqa: E731
+    _error(lambda: Unfold.apply(t(np.ones((1, 1, 3, 3))), (4, 4), (1, 1), (0, 0)), RuntimeError,
+           "larger than the padded size")
+    _error(lambda: Unfold.apply(t(np.ones((1, 3, 3))), (2, 2), (1, 1), (0, 0)), RuntimeError, "4-D input")
+    # 2 x 2 windows of a 3 x 3 output are 4 columns, not 5
+    _error(lambda: Fold.apply(t(np.ones((1, 4, 5))), (3, 3), (2, 2), (1, 1), (0, 0)), RuntimeError,
+           "expected columns (N, C * 4, 2 * 2)", "but got columns of size [1, 4, 5]")
+    _error(lambda: Fold.apply(t(np.ones((1, 6, 4))), (3, 3), (2, 2), (1, 1), (0, 0)), RuntimeError, "[1, 6, 4]")
+
+
 def test_conv2d_layer(backend_name):
     layer = Conv2d(2, 3, (3, 2), stride=(2, 1), padding=1, backend=backend_name, seed=0)
     assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]

@@ -19,6 +19,7 @@ forward-mode derivatives come from theirs and the matrix product's, with no code
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
@@ -43,6 +44,7 @@ class Unfold(Function):
     def forward(
         ctx: Context, x: Tensor, kernel_size: Tuple[int, ...], stride: Tuple[int, ...], padding: Tuple[int, ...]
     ) -> Tensor:
+        _check_windows("Unfold", x.shape, len(kernel_size) + 2, x.shape[2:], kernel_size, stride, padding)
         ctx.args = (x.shape[2:], kernel_size, stride, padding)
         return x.backend.unfold(x, kernel_size, stride, padding)
 
@@ -70,6 +72,15 @@ class Fold(Function):
         stride: Tuple[int, ...],
         padding: Tuple[int, ...],
     ) -> Tensor:
+        _check_windows("Fold", cols.shape, 3, output_size, kernel_size, stride, padding)
+        blocks = conv_output_size(output_size, kernel_size, stride, padding)
+        k = math.prod(kernel_size)
+        if cols.shape[1] % k or cols.shape[2] != math.prod(blocks):
+            raise RuntimeError(
+                f"Fold: expected columns (N, C * {k}, {' * '.join(map(str, blocks))}) for output_size={output_size}, "
+                f"kernel_size={kernel_size}, stride={stride}, padding={padding}, but got columns of size "
+                f"{list(cols.shape)}"
+            )
         ctx.args = (output_size, kernel_size, stride, padding)
         return cols.backend.fold(cols, output_size, kernel_size, stride, padding)
 
@@ -80,6 +91,29 @@ class Fold(Function):
     @staticmethod
     def jvp(ctx: Context, t: Tensor, *non_tensors: None) -> Tensor:
         return Fold.apply(t, *ctx.args)
+
+
+def _check_windows(
+    name: str,
+    shape: Tuple[int, ...],
+    dims: int,
+    sizes: Tuple[int, ...],
+    kernel_size: Tuple[int, ...],
+    stride: Tuple[int, ...],
+    padding: Tuple[int, ...],
+) -> None:
+    """Unfold's and Fold's arguments (tuples of one int per spatial dimension, 1 or 2 of them) fit."""
+    n = len(kernel_size)
+    if n not in (1, 2) or len(shape) != dims or not len(sizes) == len(stride) == len(padding) == n:
+        raise RuntimeError(
+            f"{name}: expected kernel_size, stride and padding of 1 or 2 entries each, as many as the "
+            f"spatial sizes {tuple(sizes)}, and a {dims}-D input, but got kernel_size={kernel_size}, "
+            f"stride={stride}, padding={padding} and an input of size {list(shape)}"
+        )
+    if min(kernel_size) < 1 or min(stride) < 1 or min(padding) < 0:
+        raise RuntimeError(f"{name}: kernel_size and stride must be positive and padding at least 0")
+    if any(k > s + 2 * p for k, s, p in zip(kernel_size, sizes, padding, strict=True)):
+        raise RuntimeError(f"{name}: kernel_size {kernel_size} is larger than the padded size of {tuple(sizes)}")
 
 
 def convolve(
