@@ -324,13 +324,13 @@ def _write(name: str, text: str) -> tuple:
         found = ""
     if found == text:
         return path, False
-    if found is not None:
-        _warn(
-            f"torchlight: the generated kernel module {path} is damaged (its text is not what torchlight "
-            "writes); writing it again"
-        )
     os.makedirs(folder, exist_ok=True)
     _write_atomically(path, text)
+    if found is not None:  # (warned after the repair: under -W error the next run then works)
+        _warn(
+            f"torchlight: the generated kernel module {path} was damaged (its text was not what torchlight "
+            "writes); wrote it again"
+        )
     return path, found is None
 
 
