@@ -5,7 +5,7 @@ time a program runs, the compiled code is loaded instead. But numba caches a fun
 everything it calls is a global of a real source file: a kernel that takes ``fn`` as an argument,
 or finds it in a closure, is compiled afresh in every process. So for each scalar function this
 module writes a small Python file in which ``fn`` is a global (imported from where the function
-lives), followed by the kernel templates of ``fast.py``, and imports it. numba then caches those
+lives), followed by the kernel templates of ``fast.py``, and runs it as a module. numba then caches those
 kernels as it caches any function in any file.
 
 Where things live (see ``cache_dir()``): the generated files in ``$TORCHLIGHT_CACHE_DIR``, else
