@@ -5,6 +5,7 @@ math module's functions themselves included), and anything else gets a TypeError
 the function, says why, and suggests the 'simple' backend, not numba's internals.
 """
 
+import functools
 import math
 import os
 
@@ -70,6 +71,15 @@ def test_a_bound_method_is_a_type_error_that_says_what_to_lift_instead():
     assert __file__ in message  # where it is defined
     assert "bound method" in message and "(a Scale)" in message and "plain function" in message
     assert "use the 'simple' backend" in message
+
+
+def test_the_simple_backend_lifts_a_callable_object_and_a_method():
+    # Python calls anything: the simple backend (the fallback the fast backend's message suggests) runs them.
+    _, s = both()
+    expected = (2.0 * VALUES).tolist()
+    assert SIMPLE.map(Scale(2.0))(s).tolist() == expected
+    assert SIMPLE.map(Scale(2.0).apply)(s).tolist() == expected
+    assert SIMPLE.zip(functools.partial(max))(s, s).tolist() == VALUES.tolist()
 
 
 def test_a_callable_object_is_a_type_error_that_says_it_is_not_a_function():

@@ -76,7 +76,7 @@ class TensorBackend:
         if cached is not None:
             return cached
         kernel = self._kernel("map_kernel", fn)
-        name = f"map({fn.__name__})"
+        name = f"map({getattr(fn, '__name__', type(fn).__name__)})"  # a callable object has no __name__
 
         def op(a, out=None):
             if out is None:
@@ -98,7 +98,7 @@ class TensorBackend:
         if cached is not None:
             return cached
         kernel = self._kernel("zip_kernel", fn)
-        name = f"zip({fn.__name__})"
+        name = f"zip({getattr(fn, '__name__', type(fn).__name__)})"  # a callable object has no __name__
 
         def op(a, b, out=None):
             if a.backend is not self or b.backend is not self:
@@ -123,7 +123,7 @@ class TensorBackend:
         if cached is not None:
             return cached
         kernel = self._kernel("reduce_kernel", fn)
-        name = f"reduce({fn.__name__})"
+        name = f"reduce({getattr(fn, '__name__', type(fn).__name__)})"  # a callable object has no __name__
 
         def op(a, dim):
             self._check(name, a)
