@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes
 from .autograd.grad_mode import _GradMode, _set_mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import joining, selection
-from .tensor import Tensor
+from .tensor import Tensor, _tensor_of
 from .tensor_data import shape_broadcast
 
 __all__ = [
@@ -32,7 +32,9 @@ __all__ = [
 
 
 def _input(x: Any, fn: str, arg: str = "input") -> Tensor:
-    """x, checked to be a Tensor (PyTorch's functions take no lists or numbers where a tensor goes)."""
+    """x, checked to be a Tensor (PyTorch's functions take no lists or numbers where a tensor goes);
+    an ``nn.Parameter`` gives its value."""
+    x = _tensor_of(x)
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
     return x
@@ -125,7 +127,7 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """input where condition is true (non-zero), else other; the three broadcast together."""
-    return selection.where(_input(condition, "where", "condition"), input, other)
+    return selection.where(_input(condition, "where", "condition"), _tensor_of(input), _tensor_of(other))
 
 
 # -- matrix products ----------------------------------------------------------------------------
@@ -277,6 +279,11 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return _input(input, "unsqueeze").unsqueeze(dim)
 
 
+def _list_of(tensors: Any) -> Any:
+    # nn.Parameters give their values; anything else is for joining's checks to judge
+    return [_tensor_of(t) for t in tensors] if isinstance(tensors, (list, tuple)) else tensors
+
+
 def _joined(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
     # int64 and bool inputs keep their dtype when all share it (values are whole numbers still)
     first = tensors[0].dtype
@@ -287,6 +294,7 @@ def _joined(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors joined along dimension dim (their other sizes must agree)."""
+    tensors = _list_of(tensors)
     return _joined(joining.cat(tensors, dim), tensors)
 
 
@@ -295,6 +303,7 @@ concat = concatenate = cat
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors (all one shape) joined along a new dimension dim."""
+    tensors = _list_of(tensors)
     return _joined(joining.stack(tensors, dim), tensors)
 
 

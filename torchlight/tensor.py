@@ -386,6 +386,8 @@ class Tensor(Variable):
             return x
         if isinstance(x, numbers.Real):
             return self._new(TensorData.filled((), float(x)))
+        if isinstance(_tensor_of(x), Tensor):  # an nn.Parameter stands for its value
+            return _tensor_of(x)
         raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")
 
     def __add__(self, b: Any) -> "Tensor":
@@ -422,6 +424,7 @@ class Tensor(Variable):
         return ops.Pow.apply(self._lift(b), self)
 
     def __matmul__(self, b: "Tensor") -> "Tensor":
+        b = _tensor_of(b)
         if not isinstance(b, Tensor):
             raise TypeError(f"matmul needs two tensors, got Tensor @ {type(b).__name__}")
         return ops.MatMul.apply(self, b)
@@ -890,6 +893,12 @@ class Tensor(Variable):
 
 _RANKS = [_BOOL, _INT64, _FLOAT64]  # bool < int64 < float64: what each can hold
 _NAMES = {_BOOL: "Bool", _INT64: "Long", _FLOAT64: "Float"}
+
+
+def _tensor_of(x: Any) -> Any:
+    """x, or the Tensor that x (an ``nn.Parameter``) holds: a Parameter stands for its value."""
+    value = getattr(x, "value", None) if not isinstance(x, Tensor) else None
+    return value if isinstance(value, Tensor) else x
 
 
 def _kind(x: Any) -> dtypes.dtype:

@@ -46,6 +46,61 @@ class Parameter:
     def __str__(self) -> str:
         return str(self.value)
 
+    # A Parameter stands for its value in expressions, as PyTorch's (a Tensor) does: ``self.w * x``,
+    # ``self.w.shape``, ``self.w[0].item()``, ``param -= lr * param.grad``, ``param.grad = None``.
+    # (Its own operators are added below the class.)
+
+    def __getattr__(self, name: str) -> Any:
+        value = self.__dict__.get("value")
+        if name.startswith("_") or value is None:  # (private names: never the value's)
+            raise AttributeError(f"'Parameter' object has no attribute '{name}'")
+        return getattr(value, name)
+
+    def __setattr__(self, name: str, v: Any) -> None:
+        if name in _VALUE_ATTRIBUTES:
+            setattr(self.value, name, v)
+        else:
+            object.__setattr__(self, name, v)
+
+    def __iadd__(self, other: Any) -> "Parameter":
+        self.value.add_(_value_of(other))
+        return self
+
+    def __isub__(self, other: Any) -> "Parameter":
+        self.value.sub_(_value_of(other))
+        return self
+
+    def __imul__(self, other: Any) -> "Parameter":
+        self.value.mul_(_value_of(other))
+        return self
+
+    def __itruediv__(self, other: Any) -> "Parameter":
+        self.value.div_(_value_of(other))
+        return self
+
+
+_VALUE_ATTRIBUTES = ("grad", "data", "requires_grad")  # set on the value: p.grad = None clears its gradient
+
+
+def _value_of(x: Any) -> Any:
+    return x.value if isinstance(x, Parameter) else x
+
+
+def _forwarded(op: str) -> Any:
+    def method(self: Parameter, *args: Any) -> Any:
+        return getattr(self.value, op)(*[_value_of(a) for a in args])
+
+    method.__name__ = op
+    return method
+
+
+for _op in (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+    "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__lt__", "__gt__", "__le__", "__ge__",
+    "__getitem__", "__setitem__", "__float__", "__int__", "__index__",
+):  # fmt: skip
+    setattr(Parameter, _op, _forwarded(_op))
+
 
 class _IncompatibleKeys(NamedTuple):
     """What ``load_state_dict(strict=False)`` could not match (as PyTorch returns it)."""
