@@ -125,3 +125,24 @@ def test_conversions_and_comparisons_leave_the_graph(backend_name):
     assert not a.long().requires_grad and not (a > 0).requires_grad and not a.argmax().requires_grad
     assert a.double().requires_grad and a.float() is a
     assert a.to("simple").requires_grad
+
+
+def test_a_parameter_given_to_a_function_gets_its_gradient(backend_name):
+    class ScaledSquare(torchlight.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w * w
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w * w, (g * 2.0 * x * w).sum()
+
+    w = torchlight.nn.Parameter(torchlight.tensor(3.0, backend=backend_name))
+    x = leaf(B, backend_name)
+    out = ScaledSquare.apply(x, w)  # as PyTorch's custom layers pass self.weight
+    assert out.grad_fn is ScaledSquare
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.to_numpy(), np.full(3, 9.0))
+    assert w.grad.item() == pytest.approx(2.0 * 3.0 * B.sum())

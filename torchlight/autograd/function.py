@@ -130,7 +130,10 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on the inputs' raw values and, if any input needs a gradient, record a History."""
-        kind, needs, raw = _unpack(args)
+        try:
+            kind, needs, raw = _unpack(args)
+        except HeldVariable:  # an nn.Parameter among the inputs: apply to the Variable it holds
+            return cls.apply(*unheld(args), **kwargs)
         ctx = Context()
         ctx.needs_input_grad = needs
         out = cls._forward(ctx, raw, kwargs)
@@ -171,9 +174,23 @@ def _unpack(args: Tuple[Any, ...]) -> Tuple[Any, Tuple[bool, ...], List[Any]]:
             needs.append(a.history is not None)
             raw.append(a._forward_value())
         else:
+            if isinstance(getattr(a, "value", None), Variable):
+                raise HeldVariable  # (the caller applies again with the Variable: see unheld)
             needs.append(False)
             raw.append(a)
     return kind, tuple(needs), raw
+
+
+class HeldVariable(Exception):
+    """An argument of ``apply`` holds a Variable as its ``.value`` (an ``nn.Parameter``)."""
+
+
+def unheld(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """The arguments with each holder of a Variable (an ``nn.Parameter``) replaced by that Variable,
+    so that a Parameter given to a Function gets its gradient, as a PyTorch Parameter does."""
+    return tuple(
+        a.value if not isinstance(a, Variable) and isinstance(getattr(a, "value", None), Variable) else a for a in args
+    )
 
 
 def _wrap(out: Any, args: Tuple[Any, ...], kind: Any) -> List[Any]:

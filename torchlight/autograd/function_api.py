@@ -192,7 +192,10 @@ class Function(core.Function, metaclass=FunctionMeta):
         pays for it, with what module 5 adds: the combined forward style, several outputs, inputs
         changed in place, non-differentiable outputs, and tangents.
         """
-        kind, needs, raw = core._unpack(args)
+        try:
+            kind, needs, raw = core._unpack(args)
+        except core.HeldVariable:  # an nn.Parameter among the inputs: apply to the Variable it holds
+            return cls.apply(*core.unheld(args), **kwargs)
         ctx = Context()
         ctx.needs_input_grad = needs
         ctx._fn = cls
