@@ -14,6 +14,7 @@ from . import (
     ops,
     optim,
     scalar,
+    utils,
 )
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .autograd import functions as _functions  # noqa: F401  (the ops by the contract's name)
@@ -96,6 +97,7 @@ from .operations import (
 )
 from .random import manual_seed
 from .scalar_variable import Scalar
+from .serialization import load, save
 from .tensor import Tensor, ones, rand, tensor, zeros
 
 # PyTorch dtypes that torchlight does not have: a clear error instead of AttributeError's bare name.
@@ -155,6 +157,7 @@ __all__ = [
     "is_tensor",
     "isclose",
     "linspace",
+    "load",
     "log",
     "log_softmax",
     "long",
@@ -178,6 +181,7 @@ __all__ = [
     "randperm",
     "relu",
     "reshape",
+    "save",
     "sigmoid",
     "sin",
     "softmax",
@@ -191,6 +195,7 @@ __all__ = [
     "tanh",
     "transpose",
     "unsqueeze",
+    "utils",
     "var",
     "where",
     "zeros_like",
