@@ -722,11 +722,11 @@ class Tensor(Variable):
             )
         if self._dtype is not _FLOAT64:
             return self._values()
-        data = self._data
-        item = data.storage.itemsize
-        return np.lib.stride_tricks.as_strided(
-            data.storage[data.offset :], data.shape, tuple(item * s for s in data.strides)
-        )
+        data, storage = self._data, self._data.storage
+        if not isinstance(storage, np.ndarray):  # (a backend keeping its storage in another form: a copy)
+            return self.to_numpy()
+        strides = tuple(storage.itemsize * s for s in data.strides)
+        return np.lib.stride_tricks.as_strided(storage[data.offset :], data.shape, strides)
 
     def __index__(self) -> int:
         if self._dtype is _FLOAT64 or self._data.size != 1:
