@@ -438,23 +438,3 @@ def test_repr_shows_integers_and_bools():
     assert repr(torchlight.tensor([1.0, -1.0]) > 0) == "tensor([ True, False])"
     assert repr(torchlight.tensor([1.5])) == "tensor([1.5])"
 
-
-def test_a_parameter_stands_for_its_tensor(backend_name):
-    p = torchlight.nn.Parameter(T(A, backend_name))
-    x = T(B, backend_name)
-    assert p.shape == (2, 3) and p.requires_grad and p.dtype is torchlight.float64 and p.ndim == 2
-    assert_values(p * x + 1.0, A * B + 1.0)
-    assert_values(2.0 - p / x, 2.0 - A / B)
-    assert_values(-(x.abs() ** p), -(np.abs(B) ** A))
-    assert p[1, 2].item() == 1.0 and float(p[0, 0]) == 0.5
-    assert torchlight.cat([p, p]).shape == (4, 3) and torchlight.stack([p[0], x]).shape == (2, 3)
-    assert_values(torchlight.where(p > 0, p, x), np.where(A > 0, A, B))
-    assert_values(torchlight.sin(p), np.sin(A))
-    (p * p).sum().backward()
-    assert p.grad is p.value.grad
-    value = p.value
-    with torchlight.no_grad():
-        p -= 0.5 * p.grad  # PyTorch's manual update: the parameter's tensor changes in place
-    assert p.value is value and np.allclose(value.to_numpy(), A - A)
-    p.grad = None
-    assert value.grad is None

@@ -146,3 +146,28 @@ def test_a_parameter_given_to_a_function_gets_its_gradient(backend_name):
     out.sum().backward()
     np.testing.assert_allclose(x.grad.to_numpy(), np.full(3, 9.0))
     assert w.grad.item() == pytest.approx(2.0 * 3.0 * B.sum())
+
+
+def test_a_parameter_stands_for_its_tensor(backend_name):
+    p = torchlight.nn.Parameter(torchlight.tensor(A, backend=backend_name))
+    x = torchlight.tensor(B, backend=backend_name)
+    assert p.shape == (2, 3) and p.requires_grad and p.dtype is torchlight.float64 and p.ndim == 2
+    _assert_values(p * x + 1.0, A * B + 1.0)
+    _assert_values(2.0 - p / x, 2.0 - A / B)
+    _assert_values(-(x.abs() ** p), -(np.abs(B) ** A))
+    assert p[1, 2].item() == A[1, 2] and float(p[0, 0]) == A[0, 0]
+    assert torchlight.cat([p, p]).shape == (4, 3) and torchlight.stack([p[0], x]).shape == (2, 3)
+    _assert_values(torchlight.where(p > 0, p, x), np.where(A > 0, A, B))
+    _assert_values(torchlight.sin(p), np.sin(A))
+    (p * p).sum().backward()
+    assert p.grad is p.value.grad
+    value = p.value
+    with torchlight.no_grad():
+        p -= 0.5 * p.grad  # PyTorch's manual update: the parameter's tensor changes in place
+    assert p.value is value and np.allclose(value.to_numpy(), A - A)
+    p.grad = None
+    assert value.grad is None
+
+
+def _assert_values(t, expected):
+    np.testing.assert_allclose(t.to_numpy(), np.asarray(expected, dtype=np.float64), rtol=1e-12, atol=1e-14)
