@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean docs docs-serve
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,5 +28,18 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
 
+# The course website (mkdocs.yml, docs/): `make docs` builds it into site/ (any warning, broken
+# link or missing reference fails the build); `make docs-serve` serves it at http://127.0.0.1:8000/
+# and rebuilds when a page, a notebook or the library changes. The tools are the `docs` extra.
+$(VENV)/.docs-installed: $(VENV)/.installed setup.cfg
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+docs-serve: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
+
 clean:
-	rm -rf $(VENV) *.egg-info out
+	rm -rf $(VENV) *.egg-info out site

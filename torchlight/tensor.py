@@ -147,6 +147,7 @@ class Tensor(Variable):
 
     @property
     def shape(self) -> Tuple[int, ...]:
+        """The size of each dimension, as a tuple (``torch.Size`` in PyTorch)."""
         return self._data.shape
 
     def size(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
