@@ -4,7 +4,8 @@
     python benchmarks/run.py [--quick] [--no-simple] [--no-startup]
 
 Rows: map, zip (contiguous, broadcast, permuted) and reduce at two sizes; matrix multiply at
-several sizes and batched; one training epoch of a 2 -> 100 -> 100 -> 1 network; and the compile
+several sizes and batched; one training epoch of a 2 -> 100 -> 100 -> 1 network; module 4's
+convolutions and pools (benchmarks/conv.py, which also runs alone); and the compile
 cost (first use of every kernel with empty caches, then with warm ones). Each contender's time is
 its best of several runs, the contenders taking turns (see timing.py). "fast / numpy" is a ratio
 of times: below 1 means fast is faster. The last lines check the targets of the issue that asked
@@ -22,6 +23,7 @@ from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import conv  # noqa: E402
 import machine  # noqa: E402
 import mlp  # noqa: E402
 import ops  # noqa: E402
@@ -89,6 +91,10 @@ def main(argv=None) -> int:
                   format_ratio(epoch["fast"], epoch["torch"]), format_ratio(epoch["simple"], epoch["fast"])]]))
     print()
 
+    conv_text, conv_targets = conv.report(2 if args.quick else 4)
+    print(conv_text)
+    print()
+
     compile_cost = None
     if not args.no_startup:
         compile_cost = startup.measure()
@@ -99,7 +105,7 @@ def main(argv=None) -> int:
         print()
 
     print("Targets\n")
-    for line in targets(elementwise, products, epoch, compile_cost):
+    for line in targets(elementwise, products, epoch, compile_cost) + conv_targets:
         print(line)
     print(f"\n(benchmark took {time.perf_counter() - started:.0f} s)")
     return 0
