@@ -14,8 +14,15 @@ ones before it build. Two things here keep it so:
 
 import os
 
-import pytest
-from hypothesis import HealthCheck, settings
+# The cuda backend's tests run in numba's CUDA simulator (on the CPU, in this one process), so that
+# they run, and run the same way, on every machine. numba.cuda chooses between GPU and simulator
+# when it is first imported, so the choice is made here, before any test imports it. To run them
+# on a GPU instead (torchlight[cuda] installed), start pytest with NUMBA_ENABLE_CUDASIM=0. The
+# variable concerns numba.cuda alone: the fast backend compiles and runs as without it.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
     "torchlight",

@@ -68,8 +68,10 @@ class Tensor(Variable):
                 f"Tensor(...) takes a TensorData; to make a tensor from {type(data).__name__}, use "
                 "torchlight.tensor(data)"
             )
-        self._data = data
         self.backend = backend if isinstance(backend, backends.TensorBackend) else _backend(backend)
+        if type(data.storage) is not self.backend.storage_type:  # made elsewhere (host or GPU): copied over
+            data = self.backend.adopt(data)
+        self._data = data
         self.history = history
         self._output_nr = 0
         self.unique_id = Variable._next_id()

@@ -4,6 +4,10 @@ A tensor is a view of a flat 1-D ``storage`` (a float64 numpy array): the elemen
 ``(i0, i1, ...)`` lives at ``offset + i0 * strides[0] + i1 * strides[1] + ...``. Permuting,
 slicing, expanding and viewing only change ``shape``, ``strides`` and ``offset``; they never copy.
 All shape logic lives here, in Python; kernels see only flat arrays with shape and strides.
+
+On the "cuda" backend (module 3) the storage is a device array instead, in the GPU's memory: it
+slices like a numpy array, but its values reach the host only by a copy. The few places here that
+read values (``to_numpy``, ``get``, ``set``, ``contiguous``) make that copy; nothing else changes.
 """
 
 import math
@@ -21,6 +25,7 @@ __all__ = [
     "broadcasts_to",
     "index_to_position",
     "infer_shape",
+    "is_device_array",
     "shape_broadcast",
     "strides_from_shape",
     "to_index",
@@ -139,17 +144,21 @@ class TensorData:
     """Storage, offset, shape and strides of one tensor (or view), plus the shape operations."""
 
     __slots__ = ("storage", "offset", "shape", "strides", "size", "version", "_kernel_args")
-    _kernel_args: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]
+    storage: Any  # a 1-D float64 numpy array, or a device array (is_device_array) on the cuda backend
+    _kernel_args: Optional[Tuple[Any, np.ndarray, np.ndarray]]
 
     def __init__(
         self,
-        storage: Union[np.ndarray, Sequence[float]],
+        storage: Any,  # a numpy array, numbers, or a device array
         shape: Sequence[int],
         strides: Optional[Sequence[int]] = None,
         offset: int = 0,
         version: Optional[_Version] = None,
     ):
-        if not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
+        if is_device_array(storage):  # the cuda backend's storage: kept in the GPU's memory
+            if storage.dtype != np.float64 or storage.ndim != 1:
+                raise TypeError(f"a device storage must be a 1-D float64 array, got {storage.ndim}-D {storage.dtype}")
+        elif not (isinstance(storage, np.ndarray) and storage.dtype == np.float64 and storage.ndim == 1):
             storage = np.ascontiguousarray(storage, dtype=np.float64).reshape(-1)
         shape = _valid_shape(shape)
         strides = _contiguous_strides(shape) if strides is None else tuple(map(int, strides))
@@ -227,7 +236,7 @@ class TensorData:
 
     # -- what kernels see ---------------------------------------------------------------
 
-    def kernel_args(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def kernel_args(self) -> Tuple[Any, np.ndarray, np.ndarray]:
         """(storage, shape, strides) as a kernel takes them: the storage starts at this view's
         first element (so kernels need no offset), shape and strides are int64 arrays."""
         args = self._kernel_args
@@ -271,11 +280,18 @@ class TensorData:
 
     def get(self, index: Union[int, Sequence[int]]) -> float:
         """The value at ``index``."""
-        return float(self.storage[self.index(index)])
+        position = self.index(index)
+        if is_device_array(self.storage):
+            return float(self.storage[position : position + 1].copy_to_host()[0])
+        return float(self.storage[position])
 
     def set(self, index: Union[int, Sequence[int]], value: float) -> None:
         """Write ``value`` at ``index``."""
-        self.storage[self.index(index)] = value
+        position = self.index(index)
+        if is_device_array(self.storage):
+            self.storage[position : position + 1].copy_to_device(np.array([value], dtype=np.float64))
+        else:
+            self.storage[position] = value
 
     def indices(self) -> Iterator[Shape]:
         """Every index of this shape, in row-major order."""
@@ -432,18 +448,54 @@ class TensorData:
 
     def to_numpy(self) -> np.ndarray:
         """A new numpy array (C-contiguous, float64) with this tensor's shape and values."""
-        base = self.storage[self.offset :] if self.size else np.zeros(1)
+        if not self.size:
+            base = np.zeros(1)
+        elif is_device_array(self.storage):  # only the run of storage this view spans comes over
+            last = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=True))
+            base = self.storage[self.offset : last + 1].copy_to_host()
+        else:
+            base = self.storage[self.offset :]
         item = base.itemsize
         view = np.lib.stride_tricks.as_strided(base, self.shape, tuple(s * item for s in self.strides), writeable=False)
         return np.array(view, dtype=np.float64, copy=True)
 
     def contiguous(self) -> "TensorData":
-        """A contiguous copy (a new storage with its own version counter)."""
+        """A contiguous copy (a new storage with its own version counter), in the same memory
+        (host or device) as this one."""
+        if is_device_array(self.storage):
+            return TensorData._fresh(_device_copy(self), self.shape)
         if self.is_contiguous():  # the elements are one run of the storage already
             storage = self.storage[self.offset : self.offset + self.size].copy()
         else:
             storage = self.to_numpy().reshape(-1)
         return TensorData._fresh(storage, self.shape)
+
+    def on_host(self) -> "TensorData":
+        """This TensorData if its storage is a numpy array, else a contiguous copy in one."""
+        if isinstance(self.storage, np.ndarray):
+            return self
+        return TensorData._fresh(self.to_numpy().reshape(-1), self.shape)
+
+
+def is_device_array(storage: Any) -> bool:
+    """True for a storage in a GPU's memory: a numba.cuda device array (the simulator's too).
+
+    Such an array slices like a numpy array and copies to and from the host (``copy_to_host``,
+    ``copy_to_device``); its values cannot be read in place from Python.
+    """
+    return not isinstance(storage, np.ndarray) and hasattr(storage, "copy_to_host")
+
+
+def _device_copy(data: TensorData) -> Any:
+    """A new device array with the elements of ``data`` (whose storage is one) in row-major order."""
+    from numba import cuda  # imported already, since a device array exists
+
+    if not data.is_contiguous():  # (the cuda backend copies such views with its own kernel)
+        return cuda.to_device(data.to_numpy().reshape(-1))
+    out = cuda.device_array(data.size)
+    if data.size:
+        out.copy_to_device(data.storage[data.offset : data.offset + data.size])
+    return out
 
 
 def _valid_shape(shape: Sequence[int]) -> Shape:

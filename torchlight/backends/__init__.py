@@ -155,21 +155,59 @@ def _compiled(name: str, module: str, needs: str) -> Callable[[], TensorBackend]
     return factory
 
 
+SIMULATOR_VAR = "NUMBA_ENABLE_CUDASIM"  # =1: numba runs CUDA kernels in its simulator, on the CPU
+
+_CUDA_WAYS = (
+    "Either install the extra on a machine with an NVIDIA GPU and its driver: pip install "
+    "'torchlight[cuda]' (numba-cuda and the CUDA libraries it needs), or run the cuda kernels on "
+    f"the CPU in numba's simulator (slow, for learning and testing): set {SIMULATOR_VAR}=1 in the "
+    "environment before Python starts (or in os.environ before the 'cuda' backend is first used)"
+)
+
+
 def _cuda() -> TensorBackend:
+    """The 'cuda' backend, or BackendUnavailable saying what is missing and the two ways forward."""
+    import sys
+
     try:
-        from numba import cuda
+        from numba.core import config
     except ImportError:
         raise BackendUnavailable(
-            "the 'cuda' backend needs numba, which is not installed: pip install 'numba>=0.59'"
+            f"the 'cuda' backend needs numba, which is not installed: pip install 'numba>=0.59'. {_CUDA_WAYS}"
         ) from None
-    if not cuda.is_available():
+    wanted = os.environ.get(SIMULATOR_VAR, "0") not in ("", "0")
+    if wanted and not config.ENABLE_CUDASIM and "numba.cuda" not in sys.modules:
+        # numba read its settings when it was first imported, before the variable was set: numba.cuda
+        # (which decides between GPU and simulator when it is imported) is not imported yet, so it
+        # is not too late. (numba-cuda reads the variable itself, at its import.)
+        config.reload_config()
+    try:
+        from numba import cuda
+    except ImportError as e:
+        raise BackendUnavailable(f"the 'cuda' backend could not import numba.cuda ({e}). {_CUDA_WAYS}") from None
+    simulated = "simulator" in cuda.device_array.__module__
+    if wanted and not simulated:
         raise BackendUnavailable(
-            "the 'cuda' backend found no usable CUDA GPU (numba.cuda.is_available() is False: no GPU, "
-            "no driver, or no CUDA toolkit; see numba.cuda.detect()). To run the cuda kernels on the "
-            "CPU in numba's simulator, set the environment variable NUMBA_ENABLE_CUDASIM=1 before "
-            "Python starts; or use the 'fast' backend"
+            f"{SIMULATOR_VAR}=1 is set, but numba.cuda was imported for a GPU before it was: numba "
+            "chooses between GPU and simulator once per process. Start Python again with the variable set"
         )
+    if not cuda.is_available():
+        raise BackendUnavailable(f"the 'cuda' backend cannot run here: {_cuda_missing(cuda)}. {_CUDA_WAYS}")
     return _compiled("cuda", "cuda", "numba.cuda")()
+
+
+def _cuda_missing(cuda) -> str:
+    """What keeps numba.cuda from finding a GPU, in words."""
+    try:
+        from numba.cuda.cudadrv.driver import driver
+
+        error = getattr(driver, "initialization_error", None)
+    except Exception:  # (a numba.cuda laid out otherwise: say only what is known)
+        error = None
+    if error:
+        detail = " ".join(str(error).split())
+        return f"numba.cuda found no usable NVIDIA driver ({detail})"
+    return "numba.cuda found no CUDA GPU (numba.cuda.is_available() is False; numba.cuda.detect() says more)"
 
 
 register("simple", _simple)

@@ -21,8 +21,13 @@ and, for module 4's convolutions (``TensorBackend.unfold`` and ``fold`` say what
   padding)`` and ``fold2d_kernel(...)``: each column of ``cols`` added back onto its window in ``out``.
 
 Every storage is a 1-D float64 numpy array that starts at the tensor's first element; shapes and
-strides are 1-D int64 numpy arrays. ``out`` is freshly allocated and contiguous unless the caller
-passes ``out=``: then it can be any strided view, so kernels must index it through its strides.
+strides are 1-D int64 numpy arrays. A kernel set that keeps storage elsewhere (cuda: in the GPU's
+memory) says so with ``storage_type`` (its arrays' class) and provides ``empty(shape)``,
+``zeros(shape)``, ``filled(shape, value)`` (new contiguous TensorData in its memory) and
+``adopt(data)`` (data copied there: a tensor made on this backend from storage elsewhere).
+
+``out`` is freshly allocated and contiguous unless the caller passes ``out=``: then it can be any
+strided view, so kernels must index it through its strides.
 For map and zip ``out`` is uninitialized (write every element); for reduce it is already filled
 with ``start`` and for matmul, unfold and fold with zeros, so a kernel may either accumulate or
 overwrite.
@@ -31,6 +36,8 @@ Everything about shapes (broadcasting, checking, batching for matmul) happens he
 """
 
 from typing import Any, Callable, Optional, Sequence, Tuple
+
+import numpy as np
 
 from .. import scalar
 from ..tensor_data import TensorData, broadcasts_to, normalize_dim, prod, shape_broadcast, strides_from_shape
@@ -50,6 +57,13 @@ class TensorBackend:
         self.name = name
         self._ops: dict = {}
         self._matmul = kernels.matmul_kernel
+        # Where this backend's tensors keep their storage: numpy arrays in the host's memory, unless
+        # the kernel set keeps its own (cuda: device arrays), which it then allocates and adopts.
+        self.storage_type = getattr(kernels, "storage_type", np.ndarray)
+        self.empty: Callable[[tuple], TensorData] = getattr(kernels, "empty", TensorData._empty)
+        self.zeros: Callable[[tuple], TensorData] = getattr(kernels, "zeros", TensorData.zeros)
+        self.filled: Callable[[tuple, float], TensorData] = getattr(kernels, "filled", TensorData.filled)
+        self.adopt: Callable[[TensorData], TensorData] = getattr(kernels, "adopt", TensorData.on_host)
 
     def __repr__(self) -> str:
         return f"TensorBackend('{self.name}')"
@@ -82,7 +96,7 @@ class TensorBackend:
             if out is None:
                 if a.backend is not self:
                     self._check(name, a)
-                out = a._new(TensorData._empty(a._data.shape), self)
+                out = a._new(self.empty(a._data.shape), self)
             else:
                 self._check(name, a, out)
                 _check_broadcasts_to(a.shape, out.shape, name)
@@ -110,7 +124,7 @@ class TensorBackend:
             ad, bd = a._data, b._data
             shape = ad.shape if ad.shape == bd.shape else shape_broadcast(ad.shape, bd.shape)
             if out is None:
-                out = a._new(TensorData._empty(shape), self)
+                out = a._new(self.empty(shape), self)
             else:
                 self._check(name, out)
                 _check_broadcasts_to(shape, out.shape, name)
@@ -143,11 +157,11 @@ class TensorBackend:
             rows = _rows_of_reduction(data, dim)
             if rows is not None:  # the same fold, along rows of out (see _rows_of_reduction)
                 kshape, kstrides = rows
-                out = TensorData.filled(kshape[:-2] + (1, kshape[-1]), start)
+                out = self.filled(kshape[:-2] + (1, kshape[-1]), start)
                 kernel(*out.kernel_args(), *data._view(kshape, kstrides).kernel_args(), len(kshape) - 2, start)
                 out = out._view(shape, strides_from_shape(shape))  # the same row-major order of out
             else:
-                out = TensorData.filled(shape, start)
+                out = self.filled(shape, start)
                 kernel(*out.kernel_args(), *data.kernel_args(), dim, start)
             if a._data.dims == 0:
                 out = out.view(())
@@ -180,7 +194,7 @@ class TensorBackend:
                 f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be broadcast together"
             ) from None
         nb = prod(batch)
-        out = TensorData.zeros((nb, n, m))
+        out = self.zeros((nb, n, m))
         self._matmul(*out.kernel_args(), *self._as_3d(ad, batch).kernel_args(), *self._as_3d(bd, batch).kernel_args())
         shape = batch + ((n,) if a_dims > 1 else ()) + ((m,) if b_dims > 1 else ())
         return a._new(out if shape == out.shape else out._view(shape, strides_from_shape(shape)), self)
@@ -201,7 +215,7 @@ class TensorBackend:
         rows = channels * prod(kernel_size)
         # Stored as (N, L, C * K), one window after another, and returned transposed: the matrix
         # multiply that follows (weight @ columns) then reads each column contiguously, in place.
-        out = TensorData.zeros((batch, windows, rows)).permute(0, 2, 1)
+        out = self.zeros((batch, windows, rows)).permute(0, 2, 1)
         kernel = self._conv_kernel("unfold", len(sizes))
         kernel(*out.kernel_args(), *data.kernel_args(), *kernel_size, *stride, *padding)
         return x._new(out, self)
@@ -219,7 +233,7 @@ class TensorBackend:
         parts in the padding dropped). Overlapping windows add up."""
         self._check("fold", cols)
         batch, rows = cols.shape[0], cols.shape[1]
-        out = TensorData.zeros((batch, rows // prod(kernel_size)) + tuple(output_size))
+        out = self.zeros((batch, rows // prod(kernel_size)) + tuple(output_size))
         kernel = self._conv_kernel("fold", len(output_size))
         kernel(*out.kernel_args(), *cols._data.kernel_args(), *kernel_size, *stride, *padding)
         return cols._new(out, self)
@@ -249,7 +263,7 @@ class TensorBackend:
         return data._view((prod(batch), r, c), (stride, rs, cs))
 
     def _copy(self, data: TensorData) -> TensorData:
-        out = TensorData.empty(data.shape)
+        out = self.empty(data.shape)
         self._kernel("map_kernel", scalar.id)(*out.kernel_args(), *data.kernel_args())
         return out
 

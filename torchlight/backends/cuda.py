@@ -1,0 +1,657 @@
+"""Module 3, part 2: the cuda backend, the simple backend's kernels as CUDA kernels (numba.cuda).
+
+A GPU runs one function, the *kernel*, on thousands of threads at once. The threads come in
+*blocks* (here up to 256 threads each), and the blocks of one launch make the *grid*:
+``kernel[blocks, threads_per_block](args)``. Inside, each thread finds its place with
+``cuda.threadIdx`` (within its block), ``cuda.blockIdx`` and ``cuda.blockDim`` (or
+``cuda.grid(1)``: blockIdx.x * blockDim.x + threadIdx.x, its number in the whole grid). The
+threads of one block share a small fast memory (``cuda.shared.array``) and wait for each other
+at ``cuda.syncthreads()``; threads of different blocks cannot wait for each other at all.
+
+The kernels compute what ``simple.py`` computes, with the same index arithmetic
+(``torchlight/indexing.py``, compiled here as device functions, not copied):
+
+- map and zip (3.3): one thread per element of out; thread i turns its ordinal into an index
+  and reads the inputs it broadcasts from.
+- reduce (3.3): one block per element of out; its threads fold parts of the line in
+  registers, then combine their partial results in shared memory, halving the count at each
+  step (a tree), with a ``syncthreads`` between steps.
+- matrix multiply (3.4): one thread per element of out, in square blocks (tiles); the block
+  copies a tile of ``a`` and a tile of ``b`` into shared memory, each thread adds up its
+  products from there, then the next pair of tiles comes in. Each value is read from global
+  memory once per tile instead of once per product.
+- unfold and fold (module 4): one thread per element of out.
+
+A tensor on this backend keeps its storage on the GPU (a numba device array) between operations:
+only ``to_numpy()``, ``item()``, printing and ``to("fast")`` copy values back to the host.
+
+With ``NUMBA_ENABLE_CUDASIM=1`` set before numba.cuda is first imported, numba runs these
+kernels in its simulator: every thread a Python thread, on the CPU. It is slow, but it runs the
+kernels as written (shared memory, syncthreads and all), so the backend is tested without a GPU.
+"""
+
+import inspect
+import sys
+from functools import lru_cache
+from typing import Any, Callable, Tuple
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .. import indexing, scalar
+from ..tensor_data import TensorData, _valid_shape, prod, strides_from_shape
+from . import fast_parallel
+from .base import TensorBackend
+
+# Whether the kernels run in numba's simulator (NUMBA_ENABLE_CUDASIM=1) rather than on a GPU.
+SIMULATOR = "simulator" in cuda.device_array.__module__
+
+# Threads per block of the one-thread-per-element kernels (map, zip, unfold, fold).
+THREADS = 256
+# Threads per block of a reduction, and of them at most LINE_THREADS to a line (powers of two: the
+# tree halves them). A block folds REDUCE_THREADS // LINE_THREADS lines or more if they are short.
+REDUCE_THREADS = LINE_THREADS = 256
+# The side of the matrix multiply's square tiles (TILE x TILE threads per block).
+TILE = 16
+if SIMULATOR:
+    # In the simulator every thread is a Python thread, started one after the other, and a block
+    # waits at each syncthreads until its simulated threads have taken turns: the cost grows
+    # faster than the number of threads. Four threads that loop over the elements cost a fraction
+    # of one thread per element; two threads to a line and tiles of 4 x 4 still take the kernels'
+    # paths (several values per thread, several lines per block, several tiles along k) on the
+    # small tensors of the tests (tests/module3/test_cuda_kernels.py also runs deeper trees).
+    THREADS, REDUCE_THREADS, LINE_THREADS, TILE = 4, 4, 2, 4
+# Python's switch interval while a simulated block waits at syncthreads: numba's block manager
+# polls its threads, and with Python's default (5 ms) each round of waiting costs milliseconds.
+SIMULATOR_SWITCH_INTERVAL = 0.0001
+# A tensor has at most this many dimensions here (each thread holds an index of this length).
+MAX_DIMS = 16
+
+# The device's memory: where tensors on this backend keep their storage.
+storage_type = type(cuda.device_array(1))
+
+# The shared index arithmetic, compiled as device functions: functions a kernel calls, on the GPU.
+to_index = cuda.jit(device=True)(indexing.to_index)
+broadcast_index = cuda.jit(device=True)(indexing.broadcast_index)
+index_to_position = cuda.jit(device=True)(indexing.index_to_position)
+
+try:  # numba-cuda (torchlight[cuda]) has its own registry; numba's built-in cuda target uses numba's
+    from numba.cuda.extending import register_jitable
+except ImportError:  # pragma: no cover (numba's built-in numba.cuda)
+    from numba.extending import register_jitable
+
+# A lifted function may call torchlight.scalar's operators (``d * scalar.sigmoid(x)``): a kernel
+# compiles a call to a plain Python function only when told it may, as here.
+for _f in vars(scalar).values():
+    if inspect.isfunction(_f) and _f.__module__ == scalar.__name__:
+        register_jitable(_f)
+
+
+def device_function(fn: Callable, arity: int) -> Callable:
+    """``fn`` (a function of ``arity`` floats) compiled as a device function, for kernels to call.
+
+    A math function or builtin (``math.exp``) is called from a small function compiled around it;
+    a bound method or a callable object is a TypeError: numba cannot compile the object.
+    """
+    target = getattr(fn, "py_func", fn)  # a numba function: its Python source
+    if inspect.isfunction(target):
+        _raise_if_stub(target, (0.5,) if arity == 1 else (0.5, 0.25))
+        return cuda.jit(device=True)(target)
+    if inspect.isbuiltin(fn) or isinstance(fn, type):
+        if arity == 1:
+
+            def call1(x):
+                return fn(x)
+
+            return cuda.jit(device=True)(call1)
+
+        def call2(x, y):
+            return fn(x, y)
+
+        return cuda.jit(device=True)(call2)
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    if inspect.ismethod(fn):
+        what = f"a bound method of a {type(fn.__self__).__name__}"
+    else:
+        what = f"a {type(fn).__name__} object"
+    raise TypeError(
+        f"the 'cuda' backend cannot compile {name} ({what}): a kernel calls plain functions of floats "
+        "only; lift a plain function (def or lambda) instead, or use the 'simple' backend"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage on the device: what TensorBackend allocates for this backend's tensors.
+# ---------------------------------------------------------------------------------------------
+
+
+@cuda.jit
+def _fill(out, n, value):
+    """out[i] = value for i < n (one thread per element)."""
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = value
+
+
+def _filled_storage(n: int, value: float) -> Any:
+    if SIMULATOR or n == 0:  # (a simulated device array is a numpy array: filling it costs nothing)
+        return cuda.to_device(np.full(n, value))
+    storage = cuda.device_array(n)
+    _fill[_blocks(n, THREADS), THREADS](storage, n, value)
+    return storage
+
+
+def empty(shape: Tuple[int, ...]) -> TensorData:
+    """A new contiguous TensorData on the device whose values are not set."""
+    return TensorData._fresh(cuda.device_array(prod(shape)), tuple(shape))
+
+
+def zeros(shape: Tuple[int, ...]) -> TensorData:
+    """A new contiguous TensorData of zeros on the device."""
+    shape = _valid_shape(shape)
+    return TensorData._fresh(_filled_storage(prod(shape), 0.0), shape)
+
+
+def filled(shape: Tuple[int, ...], value: float) -> TensorData:
+    """A new contiguous TensorData on the device with every element ``value``."""
+    shape = _valid_shape(shape)
+    return TensorData._fresh(_filled_storage(prod(shape), float(value)), shape)
+
+
+def adopt(data: TensorData) -> TensorData:
+    """``data`` with its storage on the device: itself when it is there, else a contiguous copy."""
+    if type(data.storage) is storage_type:
+        return data
+    if isinstance(data.storage, np.ndarray) and data.is_contiguous():
+        host = data.storage[data.offset : data.offset + data.size]
+    else:
+        host = data.to_numpy().reshape(-1)
+    return TensorData._fresh(cuda.to_device(np.ascontiguousarray(host)), data.shape)
+
+
+@lru_cache(maxsize=1024)
+def _device_ints(values: Tuple[int, ...]) -> Any:
+    """A shape or strides as an int64 device array, copied to the device once per distinct value."""
+    return cuda.to_device(np.array(values if values else (0,), dtype=np.int64))
+
+
+def _ints(array: np.ndarray) -> Tuple[int, ...]:
+    return tuple(array.tolist())
+
+
+def _blocks(n: int, threads: int) -> int:
+    return (n + threads - 1) // threads
+
+
+def _is_contiguous(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> bool:
+    return all(n == 1 or s == t for n, s, t in zip(shape, strides, strides_from_shape(shape), strict=True))
+
+
+def _as_1d(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    """A 0-d tensor as a tensor of shape (1,): the same one element, and index buffers of length 1."""
+    return ((1,), (1,)) if not shape else (shape, strides)
+
+
+def _elementwise(size: int) -> Tuple[int, int]:
+    """(blocks, threads per block) for a kernel over ``size`` elements: one thread per element on a
+    GPU; in the simulator one block of a few threads, each looping over several elements."""
+    if SIMULATOR:
+        return 1, min(THREADS, size)
+    return _blocks(size, THREADS), THREADS
+
+
+def _run(kernel: Any, grid: Any, block: Any, *args: Any, waits: bool = False) -> None:
+    """Launch ``kernel[grid, block](*args)`` (``waits``: its threads meet at syncthreads).
+
+    In the simulator, a stub's NotImplementedError comes out prefixed with the thread that raised
+    it: it is raised again as the stub's own message.
+    """
+    interval = sys.getswitchinterval()
+    if SIMULATOR and waits:
+        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
+    try:
+        kernel[grid, block](*args)
+    except NotImplementedError as e:
+        message = str(e)
+        at = message.find("Task ")
+        if at <= 0:
+            raise
+        raise NotImplementedError(message[at:]) from None
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _raise_if_stub(function: Callable, args: tuple) -> None:
+    """Before compiling for a GPU, a student edition's stub raises its message (on a GPU a kernel
+    that raises only stops; in the simulator the stub raises by itself)."""
+    if not SIMULATOR:
+        fast_parallel.raise_if_stub(function, *args)
+
+
+_INDEXING_CHECKED: list = []
+
+
+def _raise_if_kernel_stub(kernel: Callable) -> None:
+    """On a GPU, a kernel whose body is a student edition's stub raises its message here: compiled,
+    it would only stop each thread. (The simulator runs the stub, which raises by itself.)"""
+    if SIMULATOR:
+        return
+    if not _INDEXING_CHECKED:
+        fast_parallel.raise_if_stub(indexing.to_index, 1, [2, 3], [0, 0])
+        fast_parallel.raise_if_stub(indexing.broadcast_index, [1, 1], [2, 3], [3], [0])
+        fast_parallel.raise_if_stub(indexing.index_to_position, [1, 1], [3, 1])
+        _INDEXING_CHECKED.append(True)
+    for const in kernel.__code__.co_consts:
+        if isinstance(const, str) and const.startswith("Task 3."):
+            raise NotImplementedError(const)
+
+
+# ---------------------------------------------------------------------------------------------
+# map and zip: one thread per element of out.
+# ---------------------------------------------------------------------------------------------
+
+
+def map_kernel(fn: Callable[[float], float]) -> Callable:
+    """``kernel(out, out_shape, out_strides, a, a_shape, a_strides)``: out[i] = fn(a[i])."""
+    f = device_function(fn, 1)
+
+    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, size, aligned):
+        i = cuda.grid(1)
+        step = cuda.gridsize(1)  # (on a GPU the grid covers out: each thread does one element)
+        if aligned:  # out and a contiguous with the same shape: element i is at position i of both
+            while i < size:
+                out[i] = f(a[i])
+                i += step
+            return
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)
+        a_index = cuda.local.array(MAX_DIMS, numba.int64)
+        while i < size:
+            # BEGIN SOLUTION 3.3: thread i's element of out
+            # HINT: as the simple kernel's loop body, for the one ordinal i: its index in out
+            # (to_index), the index of a that it reads (broadcast_index), then the two positions.
+            to_index(i, out_shape, out_index)
+            broadcast_index(out_index, out_shape, a_shape, a_index)
+            out[index_to_position(out_index, out_strides)] = f(a[index_to_position(a_index, a_strides)])
+            # END SOLUTION 3.3
+            i += step
+
+    _raise_if_kernel_stub(kernel)
+    compiled = cuda.jit(kernel)
+
+    def launch(out, out_shape, out_strides, a, a_shape, a_strides):
+        shape, strides = _as_1d(_ints(out_shape), _ints(out_strides))
+        ashape, astrides = _as_1d(_ints(a_shape), _ints(a_strides))
+        size = prod(shape)
+        if size == 0:
+            return
+        aligned = shape == ashape and _is_contiguous(shape, strides) and _is_contiguous(ashape, astrides)
+        args = (out, _device_ints(shape), _device_ints(strides), a, _device_ints(ashape), _device_ints(astrides))
+        _run(compiled, *_elementwise(size), *args, size, aligned)
+
+    launch.kernels = (compiled,)  # type: ignore[attr-defined]
+    return launch
+
+
+def zip_kernel(fn: Callable[[float, float], float]) -> Callable:
+    """``kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)``:
+    out[i] = fn(a[i], b[i])."""
+    f = device_function(fn, 2)
+
+    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, size, aligned):
+        i = cuda.grid(1)
+        step = cuda.gridsize(1)
+        if aligned:  # out, a and b contiguous with the same shape
+            while i < size:
+                out[i] = f(a[i], b[i])
+                i += step
+            return
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)
+        a_index = cuda.local.array(MAX_DIMS, numba.int64)
+        b_index = cuda.local.array(MAX_DIMS, numba.int64)
+        while i < size:
+            # BEGIN SOLUTION 3.3: thread i's element of out
+            to_index(i, out_shape, out_index)
+            broadcast_index(out_index, out_shape, a_shape, a_index)
+            broadcast_index(out_index, out_shape, b_shape, b_index)
+            x = a[index_to_position(a_index, a_strides)]
+            y = b[index_to_position(b_index, b_strides)]
+            out[index_to_position(out_index, out_strides)] = f(x, y)
+            # END SOLUTION 3.3
+            i += step
+
+    _raise_if_kernel_stub(kernel)
+    compiled = cuda.jit(kernel)
+
+    def launch(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+        shape, strides = _as_1d(_ints(out_shape), _ints(out_strides))
+        ashape, astrides = _as_1d(_ints(a_shape), _ints(a_strides))
+        bshape, bstrides = _as_1d(_ints(b_shape), _ints(b_strides))
+        size = prod(shape)
+        if size == 0:
+            return
+        aligned = (
+            shape == ashape == bshape
+            and _is_contiguous(shape, strides)
+            and _is_contiguous(ashape, astrides)
+            and _is_contiguous(bshape, bstrides)
+        )
+        args = (
+            out,
+            _device_ints(shape),
+            _device_ints(strides),
+            a,
+            _device_ints(ashape),
+            _device_ints(astrides),
+            b,
+            _device_ints(bshape),
+            _device_ints(bstrides),
+        )
+        _run(compiled, *_elementwise(size), *args, size, aligned)
+
+    launch.kernels = (compiled,)  # type: ignore[attr-defined]
+    return launch
+
+
+# ---------------------------------------------------------------------------------------------
+# reduce: one block per element of out, a tree in shared memory.
+# ---------------------------------------------------------------------------------------------
+
+# A line longer than this, in a reduction with fewer outputs than PARTS_BELOW, is cut into parts
+# that separate blocks fold (then the parts are folded): one block per output would leave most of
+# a GPU idle (a whole-tensor sum has one output).
+LONG_LINE = 1 << 15
+PARTS_BELOW = 1024
+PART_STEPS = 16  # each thread of a part's block folds this many values (a part: LINE_THREADS * PART_STEPS)
+
+
+def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
+    """``kernel(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start)``: fold
+    ``reduce_dim`` of a with fn from start."""
+    f = device_function(fn, 2)
+
+    def fold_line(a, base, step, n, partial):
+        """The threads of a block fold the n >= 1 values a[base], a[base + step], ...; the
+        result lands in partial[0] (partial: shared memory, one place per thread)."""
+        t = cuda.threadIdx.x
+        threads = cuda.blockDim.x
+        # BEGIN SOLUTION 3.3: fold the line in the block: each thread its share, then a tree in shared memory
+        # HINT: thread t folds values t, t + threads, t + 2 * threads, ... into partial[t]; the first
+        # min(n, threads) places then hold a value each. Then, for s = threads // 2, threads // 4,
+        # ..., 1: thread t < s folds partial[t + s] into partial[t] (if that place holds a value).
+        # Every thread must reach every cuda.syncthreads(): a block waits there for all of them.
+        if t < n:
+            acc = a[base + t * step]
+            j = t + threads
+            while j < n:
+                acc = f(acc, a[base + j * step])
+                j += threads
+            partial[t] = acc
+        cuda.syncthreads()
+        count = min(n, threads)  # places holding a value
+        s = threads // 2
+        while s > 0:
+            if t < s and t + s < count:
+                partial[t] = f(partial[t], partial[t + s])
+            cuda.syncthreads()
+            s //= 2
+        # END SOLUTION 3.3
+
+    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start, size):
+        # Row y of the block's threads folds the line of out's element blockIdx.x * blockDim.y + y
+        # (a block of 256 threads folds 64 lines of 4, say, rather than one line with 4 threads).
+        partial = cuda.shared.array(REDUCE_THREADS, numba.float64)
+        index = cuda.local.array(MAX_DIMS, numba.int64)
+        y = cuda.threadIdx.y
+        row = partial[y * cuda.blockDim.x :]
+        o = cuda.blockIdx.x * cuda.blockDim.y + y
+        n, base = 0, 0  # (past the last element of out, a row still meets the block at every syncthreads)
+        if o < size:
+            to_index(o, out_shape, index)  # out's index: its line in a starts there (0 at reduce_dim)
+            n, base = a_shape[reduce_dim], index_to_position(index, a_strides)
+        fold_line(a, base, a_strides[reduce_dim], n, row)
+        if cuda.threadIdx.x == 0 and o < size:
+            out[index_to_position(index, out_strides)] = f(start, row[0])
+
+    def parts_kernel(parts, out_shape, a, a_strides, reduce_dim, n, part_size):
+        """Block (x, y) folds part y of line x of a (values y * part_size, ... of it) into
+        parts[x, y] (parts: contiguous, gridDim.y parts per line)."""
+        partial = cuda.shared.array(REDUCE_THREADS, numba.float64)
+        index = cuda.local.array(MAX_DIMS, numba.int64)
+        to_index(cuda.blockIdx.x, out_shape, index)
+        step = a_strides[reduce_dim]
+        first = cuda.blockIdx.y * part_size
+        fold_line(a, index_to_position(index, a_strides) + first * step, step, min(part_size, n - first), partial)
+        if cuda.threadIdx.x == 0:
+            parts[cuda.blockIdx.x * cuda.gridDim.y + cuda.blockIdx.y] = partial[0]
+
+    _raise_if_kernel_stub(fold_line)
+    fold_line = cuda.jit(device=True)(fold_line)
+    compiled = cuda.jit(kernel)
+    compiled_parts = cuda.jit(parts_kernel)
+
+    def launch(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
+        shape, strides = _as_1d(_ints(out_shape), _ints(out_strides))
+        ashape, astrides = _as_1d(_ints(a_shape), _ints(a_strides))
+        size, n = prod(shape), ashape[reduce_dim]
+        if size == 0 or n == 0:  # (out is filled with start already)
+            return
+        if n > LONG_LINE and size < PARTS_BELOW:  # (out is contiguous: TensorBackend.reduce made it)
+            part_size = LINE_THREADS * PART_STEPS
+            count = _blocks(n, part_size)
+            parts = cuda.device_array(size * count)
+            args = (parts, _device_ints(shape), a, _device_ints(astrides), reduce_dim, n, part_size)
+            _run(compiled_parts, (size, count), LINE_THREADS, *args, waits=True)
+            a, ashape, astrides, reduce_dim, n = parts, (size, count), (count, 1), 1, count
+            shape, strides = (size, 1), (1, 1)
+        threads = min(LINE_THREADS, 1 << (n - 1).bit_length())  # per line: a power of two, n or more if it can
+        lines = min(REDUCE_THREADS // threads, size)  # lines per block
+        args = (out, _device_ints(shape), _device_ints(strides), a, _device_ints(ashape), _device_ints(astrides))
+        _run(compiled, _blocks(size, lines), (threads, lines), *args, reduce_dim, start, size, waits=True)
+
+    launch.kernels = (compiled, compiled_parts)  # type: ignore[attr-defined]
+    return launch
+
+
+def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+    """out[p, i, j] = sum over q of a[p, i, q] * b[p, q, j]; a batch of size 1 broadcasts."""
+    batch, n, m = _ints(out_shape)
+    k = int(a_shape[2])
+    if batch * n * m == 0:
+        return
+    o0, o1, o2 = _ints(out_strides)
+    a0, a1, a2 = _ints(a_strides)
+    b0, b1, b2 = _ints(b_strides)
+    a0 = 0 if a_shape[0] == 1 else a0  # a batch of size 1 broadcasts: stride 0
+    b0 = 0 if b_shape[0] == 1 else b0
+    rows, cols = _blocks(n, TILE), _blocks(m, TILE)
+    for first in range(0, batch, 65535):  # (a grid has at most 65535 blocks along z)
+        count = min(65535, batch - first)
+        _run(
+            _matmul,
+            (cols, rows, count),
+            (TILE, TILE),
+            out[first * o0 :],
+            a[first * a0 :],
+            b[first * b0 :],
+            n,
+            k,
+            m,
+            o0,
+            o1,
+            o2,
+            a0,
+            a1,
+            a2,
+            b0,
+            b1,
+            b2,
+            waits=True,
+        )
+
+
+def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
+    """Thread (x, y) of block (X, Y, p) computes out[p, i, j] for i = Y * TILE + y, j = X * TILE + x."""
+    a_tile = cuda.shared.array((TILE, TILE), numba.float64)
+    b_tile = cuda.shared.array((TILE, TILE), numba.float64)
+    x = cuda.threadIdx.x
+    y = cuda.threadIdx.y
+    p = cuda.blockIdx.z
+    i = cuda.blockIdx.y * TILE + y
+    j = cuda.blockIdx.x * TILE + x
+    # BEGIN SOLUTION 3.4: the tiled product: copy a tile of a and of b to shared memory, add up from there
+    # HINT: for each tile along k (q0 = 0, TILE, 2 * TILE, ...): thread (x, y) copies a[p, i, q0 + x]
+    # into a_tile[y, x] and b[p, q0 + y, j] into b_tile[y, x] (0.0 outside the matrices), all threads
+    # wait (cuda.syncthreads()), each adds a_tile[y, q] * b_tile[q, x] for q < TILE, and all wait
+    # again before the next tiles overwrite these. Last, write out[p, i, j] if it is inside out.
+    acc = 0.0
+    for q0 in range(0, k, TILE):
+        q = q0 + x
+        a_tile[y, x] = a[p * a0 + i * a1 + q * a2] if i < n and q < k else 0.0
+        q = q0 + y
+        b_tile[y, x] = b[p * b0 + q * b1 + j * b2] if q < k and j < m else 0.0
+        cuda.syncthreads()
+        for q in range(TILE):
+            acc += a_tile[y, q] * b_tile[q, x]
+        cuda.syncthreads()
+    if i < n and j < m:
+        out[p * o0 + i * o1 + j * o2] = acc
+    # END SOLUTION 3.4
+
+
+_raise_if_kernel_stub(_matmul_tiles)
+_matmul = cuda.jit(_matmul_tiles)
+
+
+# ---------------------------------------------------------------------------------------------
+# Module 4: the sliding windows of a convolution (see simple.py), one thread per element of out.
+# unfold writes every element of out (0 in the padding); fold gathers, for each element of out,
+# the columns whose windows cover it, in simple's order (so the sums are the same to the bit).
+# ---------------------------------------------------------------------------------------------
+
+
+def _unfold1d(out, o0, o1, o2, x, x0, x1, x2, channels, width, length, kernel, stride, padding, size):
+    """out[n, c * kernel + k, s] = x[n, c, s * stride - padding + k] (0 in the padding)."""
+    e = cuda.grid(1)
+    rows = channels * kernel
+    while e < size:
+        row = e % rows  # (rows vary fastest: consecutive threads write consecutive places of out)
+        s = (e // rows) % length
+        n = e // (rows * length)
+        c, k = row // kernel, row % kernel
+        j = s * stride - padding + k
+        value = 0.0
+        if 0 <= j < width:
+            value = x[n * x0 + c * x1 + j * x2]
+        out[n * o0 + row * o1 + s * o2] = value
+        e += cuda.gridsize(1)
+
+
+def _fold1d(out, o0, o1, o2, cols, c0, c1, c2, channels, width, length, kernel, stride, padding, size):
+    """out[n, c, j] = the sum of cols[n, c * kernel + k, s] over the windows s that cover j."""
+    e = cuda.grid(1)
+    while e < size:
+        j = e % width
+        c = (e // width) % channels
+        n = e // (width * channels)
+        acc = out[n * o0 + c * o1 + j * o2]
+        for k in range(kernel):
+            t = j + padding - k  # = s * stride for the window s whose k-th place is j
+            if t >= 0 and t % stride == 0 and t // stride < length:
+                acc += cols[n * c0 + (c * kernel + k) * c1 + (t // stride) * c2]
+        out[n * o0 + c * o1 + j * o2] = acc
+        e += cuda.gridsize(1)
+
+
+def _unfold2d(out, o0, o1, o2, x, x0, x1, x2, x3, channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size):
+    """out[n, (c * kh + i) * kw + j, r * out_w + s] = x[n, c, r * sh - ph + i, s * sw - pw + j] (0 in the padding)."""
+    e = cuda.grid(1)
+    rows = channels * kh * kw
+    while e < size:
+        row = e % rows
+        col = (e // rows) % (out_h * out_w)
+        n = e // (rows * out_h * out_w)
+        c, i, j = row // (kh * kw), (row // kw) % kh, row % kw
+        y = (col // out_w) * sh - ph + i
+        z = (col % out_w) * sw - pw + j
+        value = 0.0
+        if 0 <= y < height and 0 <= z < width:
+            value = x[n * x0 + c * x1 + y * x2 + z * x3]
+        out[n * o0 + row * o1 + col * o2] = value
+        e += cuda.gridsize(1)
+
+
+def _fold2d(out, o0, o1, o2, o3, cols, c0, c1, c2, channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size):
+    """out[n, c, y, z] = the sum of cols[n, (c * kh + i) * kw + j, r * out_w + s] over the windows
+    (r, s) whose place (i, j) is (y, z)."""
+    e = cuda.grid(1)
+    while e < size:
+        z = e % width
+        y = (e // width) % height
+        c = (e // (width * height)) % channels
+        n = e // (width * height * channels)
+        acc = out[n * o0 + c * o1 + y * o2 + z * o3]
+        for i in range(kh):
+            u = y + ph - i  # = r * sh
+            if u >= 0 and u % sh == 0 and u // sh < out_h:
+                for j in range(kw):
+                    v = z + pw - j  # = s * sw
+                    if v >= 0 and v % sw == 0 and v // sw < out_w:
+                        acc += cols[n * c0 + ((c * kh + i) * kw + j) * c1 + ((u // sh) * out_w + v // sw) * c2]
+        out[n * o0 + c * o1 + y * o2 + z * o3] = acc
+        e += cuda.gridsize(1)
+
+
+_unfold1d_kernel = cuda.jit(_unfold1d)
+_fold1d_kernel = cuda.jit(_fold1d)
+_unfold2d_kernel = cuda.jit(_unfold2d)
+_fold2d_kernel = cuda.jit(_fold2d)
+
+
+def unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, stride, padding):
+    """The windows of x (N, C, W) as the columns of out (N, C * kernel, L)."""
+    batch, channels, width = _ints(x_shape)
+    length = int(out_shape[2])
+    size = batch * channels * kernel * length
+    if size:
+        sizes = (channels, width, length, kernel, stride, padding, size)
+        args = (out, *_ints(out_strides), x, *_ints(x_strides), *sizes)
+        _run(_unfold1d_kernel, *_elementwise(size), *args)
+
+
+def fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kernel, stride, padding):
+    """Each column of cols (N, C * kernel, L) added onto its window of out (N, C, W)."""
+    batch, channels, width = _ints(out_shape)
+    length = int(cols_shape[2])
+    size = batch * channels * width
+    if size:
+        sizes = (channels, width, length, kernel, stride, padding, size)
+        args = (out, *_ints(out_strides), cols, *_ints(cols_strides), *sizes)
+        _run(_fold1d_kernel, *_elementwise(size), *args)
+
+
+def unfold2d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kh, kw, sh, sw, ph, pw):
+    """The kh x kw windows of x (N, C, H, W) as the columns of out (N, C * kh * kw, L)."""
+    batch, channels, height, width = _ints(x_shape)
+    out_h, out_w = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
+    size = batch * channels * kh * kw * out_h * out_w
+    if size:
+        sizes = (channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size)
+        args = (out, *_ints(out_strides), x, *_ints(x_strides), *sizes)
+        _run(_unfold2d_kernel, *_elementwise(size), *args)
+
+
+def fold2d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kh, kw, sh, sw, ph, pw):
+    """Each column of cols (N, C * kh * kw, L) added onto its window of out (N, C, H, W)."""
+    batch, channels, height, width = _ints(out_shape)
+    out_h, out_w = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
+    size = batch * channels * height * width
+    if size:
+        sizes = (channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size)
+        args = (out, *_ints(out_strides), cols, *_ints(cols_strides), *sizes)
+        _run(_fold2d_kernel, *_elementwise(size), *args)
+
+
+def make_backend() -> TensorBackend:
+    """The cuda backend: these kernels behind a TensorBackend."""
+    return TensorBackend(sys.modules[__name__], "cuda")
