@@ -239,3 +239,14 @@ def test_the_fast_kernel_runs_the_taught_loop_first(monkeypatch):
     out = torchlight.tensor(np.zeros((1, 2, 2)), backend="fast")
     with pytest.raises(NotImplementedError, match="Task 4.1"):
         kernel(*out._data.kernel_args(), *x._data.kernel_args(), 2, 1, 0)
+
+
+def test_the_parallel_path_gives_the_same_values(monkeypatch):
+    """Large unfolds and folds run on all threads (fast_conv.PARALLEL_THRESHOLD): here a small one."""
+    monkeypatch.setattr(fast_conv, "PARALLEL_THRESHOLD", 1)
+    x, w, b = _arrays(CASES[1], seed=11)
+    out = conv1d(*_tensors("fast", x, w, b), stride=2, padding=1)
+    np.testing.assert_allclose(out.to_numpy(), ref.conv(x, w, b, 2, 1), rtol=1e-12, atol=1e-12)
+    y = np.random.default_rng(12).standard_normal((2, 6, 4))
+    folded = Fold.apply(torchlight.tensor(y, backend="fast"), (7,), (3,), (2,), (1,))
+    np.testing.assert_allclose(folded.to_numpy(), ref.fold(y, (7,), (3,), (2,), (1,)), atol=1e-12)

@@ -263,3 +263,16 @@ def test_the_fast_kernels_run_the_taught_loops_first(monkeypatch):
         out, x = (b, a) if kind == "unfold" else (a, b)
         with pytest.raises(NotImplementedError, match=f"Task 4.2: implement {name}"):
             kernel(*out._data.kernel_args(), *x._data.kernel_args(), 1, 1, 1, 1, 0, 0)
+
+
+def test_the_parallel_path_gives_the_same_values(monkeypatch):
+    """Large unfolds and folds run on all threads (fast_conv.PARALLEL_THRESHOLD): here a small one."""
+    monkeypatch.setattr(fast_conv, "PARALLEL_THRESHOLD", 1)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((3, 2, 6, 5))
+    for kernel, stride, padding in UNFOLDS:
+        cols = Unfold.apply(torchlight.tensor(x, backend="fast"), kernel, stride, padding)
+        np.testing.assert_array_equal(cols.to_numpy(), ref.unfold(x, kernel, stride, padding))
+        y = rng.standard_normal(cols.shape)
+        folded = Fold.apply(torchlight.tensor(y, backend="fast"), (6, 5), kernel, stride, padding)
+        np.testing.assert_allclose(folded.to_numpy(), ref.fold(y, (6, 5), kernel, stride, padding), atol=1e-12)
