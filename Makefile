@@ -10,8 +10,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 
+# The CNN of module 4 on the Digits images; `python -m project.train` alone trains module 2's toy network.
 demo: $(VENV)/.installed
-	$(PY) -m project.train
+	$(PY) -m project.train --model cnn
 
 test: $(VENV)/.installed
 	$(PY) -m pytest

@@ -1,11 +1,13 @@
-"""``make demo``: train a small network and report its accuracy.
+"""``make demo``: train a network and report its accuracy.
 
+    python -m project.train --model cnn          # make demo: the CNN on the Digits images (module 4)
     python -m project.train                      # the tensor network on xor (module 2)
     python -m project.train --model tensor --dataset split --n 150 --backend simple
     python -m project.train --model scalar --epochs 100 --out out/
 
 ``--model`` picks the training script; every other option goes to that script (see
-``python -m project.train_tensor --help`` and ``python -m project.train_scalar --help``).
+``python -m project.train_cnn --help``, ``python -m project.train_tensor --help`` and
+``python -m project.train_scalar --help``).
 """
 
 import argparse
@@ -13,7 +15,7 @@ import importlib
 from typing import Any, Optional, Sequence
 
 # --model name -> the module (in project/) whose main(argv) trains it
-MODELS = {"tensor": "train_tensor", "scalar": "train_scalar"}
+MODELS = {"tensor": "train_tensor", "scalar": "train_scalar", "cnn": "train_cnn"}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Any:

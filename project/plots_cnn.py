@@ -1,0 +1,132 @@
+"""Pictures of a classifier's training run (module 4): curves, confusion matrix, its mistakes.
+
+Drawn as ``plots.py`` draws: matplotlib's object API on an Agg canvas (no pyplot), so nothing
+here changes the global backend or needs a display. Inputs are numpy arrays: images (N, C, H, W)
+or (N, H, W), signals (N, 1, L) or (N, L).
+"""
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .plots import PathLike, _save
+
+
+def plot_curves(
+    train_losses: Sequence[float],
+    test_losses: Sequence[float],
+    train_accuracies: Sequence[float],
+    test_accuracies: Sequence[float],
+    path: PathLike,
+) -> Path:
+    """Save the loss and the accuracy (0..1) per epoch, training and test, side by side, as a PNG."""
+    n = len(train_losses)
+    if n == 0 or any(len(s) != n for s in (test_losses, train_accuracies, test_accuracies)):
+        raise ValueError(
+            "plot_curves needs one value per epoch in each series, got "
+            f"{[len(s) for s in (train_losses, test_losses, train_accuracies, test_accuracies)]}"
+        )
+    fig = Figure(figsize=(9, 3.5))
+    FigureCanvasAgg(fig)
+    epochs = range(1, n + 1)
+    left, right = fig.subplots(1, 2)
+    marker = "o" if n < 30 else None  # a single epoch is still visible as a dot
+    left.plot(epochs, train_losses, color="tab:red", marker=marker, label="train")
+    left.plot(epochs, test_losses, color="tab:red", linestyle="--", marker=marker, label="test")
+    left.set(xlabel="epoch", ylabel="cross-entropy", title="loss")
+    left.legend()
+    right.plot(epochs, [100.0 * a for a in train_accuracies], color="tab:blue", marker=marker, label="train")
+    test_percent = [100.0 * a for a in test_accuracies]
+    right.plot(epochs, test_percent, color="tab:blue", linestyle="--", marker=marker, label="test")
+    right.set(xlabel="epoch", ylabel="accuracy (%)", title="accuracy", ylim=(0, 101))
+    right.legend(loc="lower right")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def confusion_matrix(labels: Sequence[int], predictions: Sequence[int], classes: int) -> np.ndarray:
+    """counts[i, j]: how many examples of class i were predicted as class j."""
+    labels, predictions = np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)
+    if labels.shape != predictions.shape or labels.ndim != 1:
+        raise ValueError(
+            f"confusion_matrix needs one prediction per label, got shapes {labels.shape} and {predictions.shape}"
+        )
+    for name, values in (("labels", labels), ("predictions", predictions)):
+        if values.size and not (0 <= values.min() and values.max() < classes):
+            raise ValueError(
+                f"confusion_matrix: {name} must lie in 0..{classes - 1}, got {values.min()}..{values.max()}"
+            )
+    counts = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(counts, (labels, predictions), 1)
+    return counts
+
+
+def plot_confusion(labels: Sequence[int], predictions: Sequence[int], classes: Sequence[str], path: PathLike) -> Path:
+    """Save the confusion matrix (true class down, predicted class across), each cell's count written in it."""
+    counts = confusion_matrix(labels, predictions, len(classes))
+    k = len(classes)
+    fig = Figure(figsize=(1.0 + 0.5 * k, 0.6 + 0.5 * k))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.imshow(counts, cmap="Blues")
+    for i in range(k):
+        for j in range(k):
+            if counts[i, j]:
+                color = "white" if counts[i, j] > counts.max() / 2 else "black"
+                ax.text(j, i, str(counts[i, j]), ha="center", va="center", fontsize=8, color=color)
+    names = [_short(c) for c in classes]
+    ax.set_xticks(range(k), names, rotation=45 if max(map(len, names)) > 2 else 0)
+    ax.set_yticks(range(k), names)
+    accuracy = np.trace(counts) / max(counts.sum(), 1)
+    ax.set(xlabel="predicted", ylabel="true", title=f"confusion matrix (test accuracy {100 * accuracy:.1f}%)")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_misclassified(
+    inputs: np.ndarray,
+    labels: Sequence[int],
+    predictions: Sequence[int],
+    classes: Sequence[str],
+    path: PathLike,
+    limit: int = 24,
+) -> Path:
+    """Save a grid of the first ``limit`` test examples the model got wrong, each titled
+    'predicted (true)'; images are drawn as pictures, 1-D signals as curves."""
+    inputs = np.asarray(inputs)
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    if not (len(inputs) == len(labels) == len(predictions)):
+        raise ValueError(
+            f"plot_misclassified needs one label and one prediction per input, got {len(inputs)} inputs, "
+            f"{len(labels)} labels, {len(predictions)} predictions"
+        )
+    wrong = np.flatnonzero(labels != predictions)[:limit]
+    columns = 8
+    rows = max(1, -(-len(wrong) // columns))
+    fig = Figure(figsize=(1.3 * columns, 1.45 * rows + 0.5))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, columns, squeeze=False)
+    for ax in axes.flat:
+        ax.set_axis_off()
+    for ax, i in zip(axes.flat, wrong, strict=False):  # the grid may have more cells than examples
+        example = inputs[i]
+        if example.ndim == 3:  # (C, H, W): show the first channel
+            example = example[0]
+        if example.ndim == 2 and example.shape[0] > 1:
+            ax.imshow(example, cmap="gray_r", vmin=0.0, vmax=max(1.0, float(example.max())))
+        else:  # a signal, (1, L) or (L,)
+            ax.plot(example.reshape(-1), color="tab:blue", linewidth=0.8)
+        ax.set_title(f"{_short(classes[predictions[i]])} ({_short(classes[labels[i]])})", fontsize=8, color="tab:red")
+    shown = f"the first {len(wrong)}" if len(wrong) else "none"
+    total = int(np.sum(labels != predictions))
+    fig.suptitle(f"misclassified test examples: predicted (true); {total} in all, {shown} shown", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _short(name: str) -> str:
+    """A class name for a small label: MNIST's '0 - zero' as '0'."""
+    return str(name).split(" - ")[0]
