@@ -140,7 +140,7 @@ class StagePages:
         return heading_for(stage, notebook_headings(cells)) is not None
 
     def _what_to_write(self, tasks: List[Task], notebook_link: str) -> List[str]:
-        out = ["| file | what to write |", "|---|---|"]
+        out = ["**What to write**", ""]
         by_file: Dict[str, List[Task]] = {}
         for task in tasks:
             by_file.setdefault(task.path, []).append(task)
@@ -148,8 +148,9 @@ class StagePages:
         for path, group in by_file.items():
             where = f"`{path}`"
             if path.endswith(".ipynb"):
-                where = f"[`{path}`]({notebook_link.format(name=path.split('/', 1)[1])})"
-            out.append(f"| {where} | {'; '.join(_describe(t) for t in group)} |")
+                where = f"the notebook, [`{path}`]({notebook_link.format(name=path.split('/', 1)[1])})"
+            out.append(f"- in {where}:")
+            out += [f"    - {line}" for line in _describe(group)]
             hints += [(t, h) for t in group if (h := self.hints(t))]
         out.append("")
         if hints:
@@ -180,19 +181,34 @@ def slugify(heading: str) -> str:
     return re.sub(r"[-\s]+", "-", text)
 
 
-def _describe(task: Task) -> str:
-    """A task's cell in the table: its function (or cell) and, when the region says it, what to write."""
-    what = task.message.split(": ", 1)[1].rsplit("; see ", 1)[0]
-    what = re.sub(rf" in {re.escape(task.path)}$", "", what)
-    label = (
-        f"`{task.function}`"
-        if task.cell is None
-        else f"cell {task.cell + 1}" + (f" (`{task.function}`)" if task.function else "")
-    )
-    default = {f"implement {task.function}", f"complete {task.function}"}
-    if what in default:
-        return label if task.whole or task.cell is not None else f"{label} (part of it)"
-    return f"{label}: {what}"
+def _describe(group: List[Task]) -> List[str]:
+    """What a file's tasks ask, one line each: the functions to implement (or complete) together,
+    then each task whose region says what to write in its own words."""
+    implement, complete, own = [], [], []
+    for task in group:
+        what = task.message.split(": ", 1)[1].rsplit("; see ", 1)[0]
+        what = re.sub(rf" in {re.escape(task.path)}$", "", what)
+        label = f"`{task.function}`" if task.function else ""
+        if task.cell is not None:
+            label = f"cell {task.cell + 1}" + (f" ({label})" if label else "")
+        if what == f"implement {task.function}" or (task.cell is not None and what.startswith("implement ")):
+            implement.append(label)
+        elif what == f"complete {task.function}":
+            complete.append(label)
+        else:
+            own.append(f"{label}: {_escape(what)}" if label else _escape(what))
+    lines = []
+    if implement:
+        lines.append("implement " + ", ".join(implement))
+    if complete:
+        lines.append("complete " + ", ".join(complete) + " (the rest of each is given)")
+    return lines + own
+
+
+def _escape(text: str) -> str:
+    """Plain text in markdown: its *, _, [, ], ` and < taken literally."""
+    text = re.sub(r"([\\`*_\[\]])", r"\\\1", text)
+    return text.replace("<", "&lt;")
 
 
 def _marks_in(path: Path) -> Set[str]:
