@@ -19,7 +19,7 @@ message on this backend too.
 """
 
 import threading
-from typing import Dict
+from typing import Any, Dict, Tuple
 
 import numba
 import numpy as np
@@ -123,7 +123,7 @@ _TAUGHT = {
 }
 
 
-def _tiny(out_shape: tuple, in_shape: tuple) -> tuple:
+def _tiny(out_shape: tuple, in_shape: tuple) -> Tuple[Any, Any, Any, Any, Any, Any]:
     """(out, out_shape, out_strides, a, a_shape, a_strides) for small contiguous arrays."""
 
     def tensor(shape: tuple, fill: float) -> tuple:

@@ -72,7 +72,7 @@ def max_pool2d(
 
 
 def _windows(
-    x: Tensor, kernel: Tuple[int, int], stride: Tuple[int, int], padding: Tuple[int, int], fill: float
+    x: Tensor, kernel: Tuple[int, ...], stride: Tuple[int, ...], padding: Tuple[int, ...], fill: float
 ) -> Tensor:
     """The pooling windows of x (N, C, H, W) along a last dimension: (N, C, H_out, W_out, kh * kw),
     ``fill`` standing for the padding."""
@@ -82,7 +82,7 @@ def _windows(
     if stride == kernel and padding == (0, 0):  # blocks side by side: tile (what no window reaches cut off)
         if (out_h * kh, out_w * kw) != x.shape[2:]:
             x = x[:, :, : out_h * kh, : out_w * kw]
-        return tile(x, kernel)
+        return tile(x, (kh, kw))
     # Overlapping or padded windows: the convolution's columns (N, C * K, L), stored as (N, L, C * K),
     # viewed as (N, H_out, W_out, C, K) and permuted: no copy.
     columns = Unfold.apply(x, kernel, stride, padding).permute(0, 2, 1)
@@ -112,7 +112,7 @@ def _tile_arguments(input: Any, kernel: Any) -> Tuple[int, int, int, int, int, i
 
 def pool_settings(
     name: str, kernel_size: Any, stride: Any, padding: Any
-) -> Tuple[Tuple[int, int], Tuple[int, int], Tuple[int, int]]:
+) -> Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]:
     """(kernel, stride, padding) as pairs of ints (stride None: the kernel), checked as PyTorch checks them."""
     kernel = int_tuple(name, "kernel_size", kernel_size, 2)
     stride = kernel if stride is None else int_tuple(name, "stride", stride, 2)
@@ -131,7 +131,7 @@ def pool_settings(
 
 def _pool_arguments(
     name: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
-) -> Tuple[Tensor, Tuple[int, int], Tuple[int, int], Tuple[int, int]]:
+) -> Tuple[Tensor, Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]:
     """(input as (N, C, H, W), kernel, stride, padding), checked as PyTorch checks them."""
     from ..tensor import Tensor
 
