@@ -157,3 +157,10 @@ def on_post_build(config: MkDocsConfig) -> None:
     tmp = _state.pop("tmp", None)
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def on_build_error(error: Exception) -> None:
+    """A failed build removes them too."""
+    tmp = _state.pop("tmp", None)
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
