@@ -233,6 +233,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer rounds")
     p.add_argument("--threads", type=int, help="threads for numba and PyTorch alike (default: numba's)")
+    p.add_argument("--rounds", type=int, help="rounds of turns (default 4, --quick 2); more on a busy machine")
     args = p.parse_args(argv)
     if args.threads:
         import numba
@@ -243,7 +244,11 @@ def main(argv=None) -> int:
 
         torch.set_num_threads(numba.get_num_threads())
     started = time.perf_counter()
-    text, targets = report(2 if args.quick else 4)
+    import machine
+
+    print("\n".join(machine.describe()))
+    print()
+    text, targets = report(args.rounds or (2 if args.quick else 4))
     print(text)
     print("\nTargets\n")
     print("\n".join(targets) if targets else "(PyTorch is not installed: no ratios)")
