@@ -276,3 +276,16 @@ def test_the_parallel_path_gives_the_same_values(monkeypatch):
         y = rng.standard_normal(cols.shape)
         folded = Fold.apply(torchlight.tensor(y, backend="fast"), (6, 5), kernel, stride, padding)
         np.testing.assert_allclose(folded.to_numpy(), ref.fold(y, (6, 5), kernel, stride, padding), atol=1e-12)
+
+
+def test_parameters_stand_for_their_tensors(backend_name):
+    """F.conv2d(x, self.weight, self.bias) in a custom layer, as in PyTorch: the gradients reach them."""
+    layer = Conv2d(2, 3, 2, backend=backend_name, seed=1)
+    x = torchlight.tensor(np.random.default_rng(13).standard_normal((1, 2, 3, 4)), backend=backend_name)
+    out = conv2d(x, layer.weight, layer.bias, padding=1)
+    expected = conv2d(x, layer.weight.value, layer.bias.value, padding=1)
+    np.testing.assert_array_equal(out.to_numpy(), expected.to_numpy())
+    out.sum().backward()
+    assert layer.weight.value.grad is not None and layer.bias.value.grad is not None
+    np.testing.assert_allclose(layer.bias.value.grad.to_numpy(), np.full(3, out.shape[2] * out.shape[3]))
+

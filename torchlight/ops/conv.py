@@ -177,8 +177,10 @@ def _conv(
     groups: Any,
 ) -> Tensor:
     """Check the arguments as PyTorch does (with its messages), then convolve."""
-    from ..tensor import Tensor
+    from ..tensor import Tensor, _tensor_of
 
+    # an nn.Parameter stands for the tensor it holds (F.conv2d(x, self.weight, self.bias), as PyTorch)
+    input, weight, bias = _tensor_of(input), _tensor_of(weight), _tensor_of(bias)
     for arg, value in (("input", input), ("weight", weight)):
         if not isinstance(value, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")

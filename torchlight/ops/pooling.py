@@ -95,8 +95,9 @@ def _windows(
 
 
 def _tile_arguments(input: Any, kernel: Any) -> Tuple[int, int, int, int, int, int]:
-    from ..tensor import Tensor
+    from ..tensor import Tensor, _tensor_of
 
+    input = _tensor_of(input)  # an nn.Parameter stands for its tensor
     if not isinstance(input, Tensor):
         raise TypeError(f"tile(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.dims != 4:
@@ -133,8 +134,9 @@ def _pool_arguments(
     name: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
 ) -> Tuple[Tensor, Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]:
     """(input as (N, C, H, W), kernel, stride, padding), checked as PyTorch checks them."""
-    from ..tensor import Tensor
+    from ..tensor import Tensor, _tensor_of
 
+    input = _tensor_of(input)  # an nn.Parameter stands for its tensor
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if ceil_mode:
