@@ -32,6 +32,7 @@ kernels as written (shared memory, syncthreads and all), so the backend is teste
 
 import inspect
 import sys
+import warnings
 from functools import lru_cache
 from typing import Any, Callable, Tuple
 
@@ -58,10 +59,10 @@ if SIMULATOR:
     # In the simulator every thread is a Python thread, started one after the other, and a block
     # waits at each syncthreads until its simulated threads have taken turns: the cost grows
     # faster than the number of threads. Four threads that loop over the elements cost a fraction
-    # of one thread per element; two threads to a line and tiles of 4 x 4 still take the kernels'
+    # of one thread per element; two threads to a line and tiles of 2 x 2 still take the kernels'
     # paths (several values per thread, several lines per block, several tiles along k) on the
-    # small tensors of the tests (tests/module3/test_cuda_kernels.py also runs deeper trees).
-    THREADS, REDUCE_THREADS, LINE_THREADS, TILE = 4, 4, 2, 4
+    # small tensors of the tests (tests/module3/test_cuda_kernels.py also runs larger blocks).
+    THREADS, REDUCE_THREADS, LINE_THREADS, TILE = 4, 4, 2, 2
 # Python's switch interval while a simulated block waits at syncthreads: numba's block manager
 # polls its threads, and with Python's default (5 ms) each round of waiting costs milliseconds.
 SIMULATOR_SWITCH_INTERVAL = 0.0001
@@ -207,11 +208,18 @@ def _run(kernel: Any, grid: Any, block: Any, *args: Any, waits: bool = False) ->
     In the simulator, a stub's NotImplementedError comes out prefixed with the thread that raised
     it: it is raised again as the stub's own message.
     """
+    if not SIMULATOR:
+        kernel[grid, block](*args)
+        return
     interval = sys.getswitchinterval()
-    if SIMULATOR and waits:
+    if waits:
         sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     try:
-        kernel[grid, block](*args)
+        with warnings.catch_warnings():
+            # The simulated threads compute with numpy's floats, which warn of the inf and nan that
+            # a GPU (and the simple backend, under np.errstate) makes silently.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            kernel[grid, block](*args)
     except NotImplementedError as e:
         message = str(e)
         at = message.find("Task ")
@@ -468,7 +476,7 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
     for first in range(0, batch, 65535):  # (a grid has at most 65535 blocks along z)
         count = min(65535, batch - first)
         _run(
-            _matmul,
+            _matmul_kernel(),
             (cols, rows, count),
             (TILE, TILE),
             out[first * o0 :],
@@ -519,8 +527,14 @@ def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     # END SOLUTION 3.4
 
 
-_raise_if_kernel_stub(_matmul_tiles)
-_matmul = cuda.jit(_matmul_tiles)
+_compiled_matmul: list = []  # compiled on first use (on a GPU, a stub of 3.4 then says so there, not at import)
+
+
+def _matmul_kernel() -> Any:
+    if not _compiled_matmul:
+        _raise_if_kernel_stub(_matmul_tiles)
+        _compiled_matmul.append(cuda.jit(_matmul_tiles))
+    return _compiled_matmul[0]
 
 
 # ---------------------------------------------------------------------------------------------
