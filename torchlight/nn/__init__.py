@@ -4,21 +4,27 @@ losses and ``torchlight.nn.functional`` (``import torchlight.nn.functional as F`
 from . import functional
 from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import Sequential
+from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
+from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
+    "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "Conv1d",
+    "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
     "Flatten",
     "Linear",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool2d",
     "Module",
     "NLLLoss",
     "Parameter",

@@ -25,17 +25,23 @@ import numpy as np
 
 from .. import random
 from ..ops import fused
+from ..ops.conv import conv1d, conv2d
+from ..ops.pooling import avg_pool2d, max_pool2d, tile
 from ..tensor import Tensor
 from ..tensor_data import normalize_dim
 
 __all__ = [
+    "avg_pool2d",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
     "cross_entropy",
     "dropout",
     "linear",
     "log_softmax",
     "logsumexp",
+    "max_pool2d",
     "mse_loss",
     "nll_loss",
     "one_hot",
@@ -43,6 +49,7 @@ __all__ = [
     "sigmoid",
     "softmax",
     "tanh",
+    "tile",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
