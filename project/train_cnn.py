@@ -22,12 +22,9 @@ import numpy as np
 from tqdm import tqdm
 
 import torchlight
-from torchlight import Tensor, backends, datasets, serialization
-from torchlight.nn import Flatten, Linear, Module
+from torchlight import Tensor, backends, datasets
+from torchlight.nn import Conv1d, Conv2d, Flatten, Linear, MaxPool2d, Module
 from torchlight.nn import functional as F
-from torchlight.nn.conv import Conv1d, Conv2d
-from torchlight.nn.pooling import MaxPool2d
-from torchlight.ops.pooling import max_pool2d
 from torchlight.optim import Adam, Optimizer
 from torchlight.utils.data import DataLoader, TensorDataset
 
@@ -115,7 +112,7 @@ class SignalNet(Module):
         """Signals (N, C, length) to logits (N, classes)."""
         x = self.conv1(x).relu()
         # A 1-D max pool is the 2-D one over a height of 1.
-        x = max_pool2d(x.unsqueeze(2), (1, 2)).squeeze(2)
+        x = F.max_pool2d(x.unsqueeze(2), (1, 2)).squeeze(2)
         x = self.conv2(x).relu()
         return self.fc(x.max(-1).values)
 
@@ -305,7 +302,7 @@ def save_outputs(result: Result, out: Path) -> Dict[str, Path]:
         ),
     }
     paths["model"] = out / f"{stem}_model.npz"
-    serialization.save(result.model.state_dict(), paths["model"])
+    torchlight.save(result.model.state_dict(), paths["model"])
     return paths
 
 

@@ -13,7 +13,6 @@ import pytest
 
 import torchlight
 from project import plots_cnn, train, train_cnn
-from torchlight import serialization
 from torchlight.nn import functional as F
 from torchlight.optim import Adam
 
@@ -146,19 +145,23 @@ def run(tmp_path, *args):
     return train_cnn.main(["--out", str(tmp_path), "--quiet", *args])
 
 
-def test_short_run_on_digits_learns_and_writes_its_pictures_and_model(tmp_path, capsys):
-    result = run(tmp_path, "--backend", "fast", "--epochs", "3", "--limit", "320", "--batch-size", "32")
-    assert result.backend == "fast" and len(result.test_accuracies) == 3
+def test_make_demo_path_learns_on_digits_and_writes_its_pictures_and_model(tmp_path, capsys):
+    # `make demo` runs `python -m project.train --model cnn`; here on a subset, for 3 epochs
+    argv = ["--model", "cnn", "--backend", "fast", "--epochs", "3", "--limit", "320", "--batch-size", "32"]
+    result = train.main(argv + ["--out", str(tmp_path)])
+    assert isinstance(result, train_cnn.Result) and result.dataset == "digits" and result.backend == "fast"
+    assert len(result.test_accuracies) == 3 and len(result.predictions) == 320
     assert result.train_losses[-1] < 0.6 * result.train_losses[0]
-    assert result.accuracy >= 0.6  # 10 classes: chance is 10%
     assert result.train_accuracies[-1] > result.train_accuracies[0]
-    assert len(result.predictions) == 320
+    assert result.accuracy >= 0.6  # 10 classes: chance is 10%
     out = capsys.readouterr().out
+    assert "backend: fast; data set: digits" in out and "epoch 3/3: train loss" in out
     assert f"digits: test accuracy {100 * result.accuracy:.1f}%" in out and "after 3 epochs" in out
     for kind in ("curves", "confusion", "misclassified"):
         assert_png(tmp_path / f"digits_{kind}.png")
+    assert f"wrote {tmp_path / 'digits_curves.png'}" in out
     # the saved state_dict loads into a new LeNet, which then predicts as the trained one
-    state = serialization.load(tmp_path / "digits_model.npz", backend="fast")
+    state = torchlight.load(tmp_path / "digits_model.npz", backend="fast")
     assert sorted(state) == sorted(result.model.state_dict())
     model = train_cnn.LeNet(backend="fast", seed=7)
     model.load_state_dict(state)
@@ -174,14 +177,12 @@ def test_training_is_repeatable_for_a_seed():
     assert a.train_losses != c.train_losses
 
 
-def test_waveforms_train_a_conv1d_network(tmp_path):
-    result = run(tmp_path, "--dataset", "waveforms", "--backend", "fast", "--epochs", "4", "--limit", "400")
-    assert isinstance(result.model, train_cnn.SignalNet)
+def test_waveforms_train_a_conv1d_network():
+    result = train_cnn.train("waveforms", backend="fast", epochs=4, limit=400, progress=False)
+    assert isinstance(result.model, train_cnn.SignalNet) and result.classes == ["sine", "square", "triangle", "sawtooth"]
     assert result.model.conv1.weight.value.shape == (16, 1, 7)
     assert result.train_losses[-1] < 0.7 * result.train_losses[0]
     assert result.accuracy >= 0.6  # 4 classes: chance is 25%
-    assert_png(tmp_path / "waveforms_misclassified.png")
-    assert_png(tmp_path / "waveforms_curves.png")
 
 
 def write_idx(path, array, magic_type=0x08):
@@ -204,10 +205,9 @@ def test_mnist_files_train_the_28x28_lenet(tmp_path):
         x, y = images(n, seed)
         write_idx(tmp_path / f"{prefix}-images-idx3-ubyte.gz", x)
         write_idx(tmp_path / f"{prefix}-labels-idx1-ubyte.gz", y)
-    result = run(tmp_path / "out", "--dataset", "mnist", "--data-dir", str(tmp_path), "--epochs", "2", "--batch-size", "8")
-    assert result.model.fc1.weight.value.shape == (64, 32 * 7 * 7)
+    result = train_cnn.train("mnist", backend="fast", data_dir=tmp_path, epochs=2, batch_size=8, progress=False)
+    assert result.model.fc1.weight.value.shape == (64, 32 * 7 * 7) and len(result.predictions) == 32
     assert result.accuracy >= 0.9
-    assert_png(tmp_path / "out" / "mnist_confusion.png")
 
 
 def test_a_few_steps_on_the_simple_backend(monkeypatch):
@@ -235,8 +235,12 @@ def test_plots_check_their_inputs(tmp_path):
         plots_cnn.confusion_matrix([0, 1], [0], 3)
     with pytest.raises(ValueError, match=r"one value per epoch in each series, got \[2, 1, 2, 2\]"):
         plots_cnn.plot_curves([1.0, 0.5], [1.0], [0.1, 0.2], [0.1, 0.2], tmp_path / "c.png")
-    # nothing misclassified: still a picture, saying so
+    # nothing misclassified: still a picture, saying so; signals are drawn as curves
     assert_png(plots_cnn.plot_misclassified(np.zeros((2, 1, 8, 8)), [1, 2], [1, 2], list("0123"), tmp_path / "m.png"))
+    signals = np.sin(np.linspace(0.0, 6.0, 3 * 16)).reshape(3, 1, 16)
+    assert_png(plots_cnn.plot_misclassified(signals, [0, 1, 2], [1, 1, 0], ["a", "b", "c"], tmp_path / "s.png"))
+    with pytest.raises(ValueError, match="one label and one prediction per input, got 3 inputs, 2 labels"):
+        plots_cnn.plot_misclassified(signals, [0, 1], [1, 1], ["a", "b", "c"], tmp_path / "bad.png")
 
 
 @pytest.mark.parametrize(
@@ -276,11 +280,3 @@ def test_train_rejects_bad_settings():
     ]:
         with pytest.raises(ValueError, match=message):
             train_cnn.train(backend="simple", progress=False, **kwargs)
-
-
-def test_demo_trains_the_cnn(tmp_path, capsys):
-    result = train.main(["--model", "cnn", "--backend", "fast", "--epochs", "1", "--limit", "64", "--out", str(tmp_path)])
-    assert isinstance(result, train_cnn.Result) and result.dataset == "digits"
-    out = capsys.readouterr().out
-    assert "backend: fast; data set: digits" in out and "wrote" in out
-    assert_png(tmp_path / "digits_curves.png")
