@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import scalar
 from ..tensor_data import TensorData, broadcasts_to, normalize_dim, prod, shape_broadcast, strides_from_shape
+from . import memory
 
 
 class TensorBackend:
@@ -57,6 +58,7 @@ class TensorBackend:
         self.name = name
         self._ops: dict = {}
         self._matmul = kernels.matmul_kernel
+        memory.keep_freed_memory()  # a new tensor of megabytes should not page-fault (memory.py)
         # Where this backend's tensors keep their storage: numpy arrays in the host's memory, unless
         # the kernel set keeps its own (cuda: device arrays), which it then allocates and adopts.
         self.storage_type = getattr(kernels, "storage_type", np.ndarray)
