@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 
 from .plots import PathLike, _save
 
@@ -47,24 +48,24 @@ def plot_curves(
     return _save(fig, path)
 
 
-def confusion_matrix(labels: Sequence[int], predictions: Sequence[int], classes: int) -> np.ndarray:
+def confusion_matrix(labels: ArrayLike, predictions: ArrayLike, classes: int) -> np.ndarray:
     """counts[i, j]: how many examples of class i were predicted as class j."""
-    labels, predictions = np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)
-    if labels.shape != predictions.shape or labels.ndim != 1:
+    true, predicted = np.asarray(labels, dtype=np.int64), np.asarray(predictions, dtype=np.int64)
+    if true.shape != predicted.shape or true.ndim != 1:
         raise ValueError(
-            f"confusion_matrix needs one prediction per label, got shapes {labels.shape} and {predictions.shape}"
+            f"confusion_matrix needs one prediction per label, got shapes {true.shape} and {predicted.shape}"
         )
-    for name, values in (("labels", labels), ("predictions", predictions)):
+    for name, values in (("labels", true), ("predictions", predicted)):
         if values.size and not (0 <= values.min() and values.max() < classes):
             raise ValueError(
                 f"confusion_matrix: {name} must lie in 0..{classes - 1}, got {values.min()}..{values.max()}"
             )
     counts = np.zeros((classes, classes), dtype=np.int64)
-    np.add.at(counts, (labels, predictions), 1)
+    np.add.at(counts, (true, predicted), 1)
     return counts
 
 
-def plot_confusion(labels: Sequence[int], predictions: Sequence[int], classes: Sequence[str], path: PathLike) -> Path:
+def plot_confusion(labels: ArrayLike, predictions: ArrayLike, classes: Sequence[str], path: PathLike) -> Path:
     """Save the confusion matrix (true class down, predicted class across), each cell's count written in it."""
     counts = confusion_matrix(labels, predictions, len(classes))
     k = len(classes)
@@ -87,23 +88,22 @@ def plot_confusion(labels: Sequence[int], predictions: Sequence[int], classes: S
 
 
 def plot_misclassified(
-    inputs: np.ndarray,
-    labels: Sequence[int],
-    predictions: Sequence[int],
+    inputs: ArrayLike,
+    labels: ArrayLike,
+    predictions: ArrayLike,
     classes: Sequence[str],
     path: PathLike,
     limit: int = 24,
 ) -> Path:
     """Save a grid of the first ``limit`` test examples the model got wrong, each titled
     'predicted (true)'; images are drawn as pictures, 1-D signals as curves."""
-    inputs = np.asarray(inputs)
-    labels, predictions = np.asarray(labels), np.asarray(predictions)
-    if not (len(inputs) == len(labels) == len(predictions)):
+    examples, true, predicted = np.asarray(inputs), np.asarray(labels), np.asarray(predictions)
+    if not (len(examples) == len(true) == len(predicted)):
         raise ValueError(
-            f"plot_misclassified needs one label and one prediction per input, got {len(inputs)} inputs, "
-            f"{len(labels)} labels, {len(predictions)} predictions"
+            f"plot_misclassified needs one label and one prediction per input, got {len(examples)} inputs, "
+            f"{len(true)} labels, {len(predicted)} predictions"
         )
-    wrong = np.flatnonzero(labels != predictions)[:limit]
+    wrong = np.flatnonzero(true != predicted)[:limit]
     columns = 8
     rows = max(1, -(-len(wrong) // columns))
     fig = Figure(figsize=(1.3 * columns, 1.45 * rows + 0.5))
@@ -112,16 +112,16 @@ def plot_misclassified(
     for ax in axes.flat:
         ax.set_axis_off()
     for ax, i in zip(axes.flat, wrong, strict=False):  # the grid may have more cells than examples
-        example = inputs[i]
+        example = examples[i]
         if example.ndim == 3:  # (C, H, W): show the first channel
             example = example[0]
         if example.ndim == 2 and example.shape[0] > 1:
             ax.imshow(example, cmap="gray_r", vmin=0.0, vmax=max(1.0, float(example.max())))
         else:  # a signal, (1, L) or (L,)
             ax.plot(example.reshape(-1), color="tab:blue", linewidth=0.8)
-        ax.set_title(f"{_short(classes[predictions[i]])} ({_short(classes[labels[i]])})", fontsize=8, color="tab:red")
+        ax.set_title(f"{_short(classes[predicted[i]])} ({_short(classes[true[i]])})", fontsize=8, color="tab:red")
     shown = f"the first {len(wrong)}" if len(wrong) else "none"
-    total = int(np.sum(labels != predictions))
+    total = int(np.sum(true != predicted))
     fig.suptitle(f"misclassified test examples: predicted (true); {total} in all, {shown} shown", fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
