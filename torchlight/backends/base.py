@@ -106,7 +106,7 @@ class TensorBackend:
             if views is None:
                 kernel(*out._data.kernel_args(), *a._data.kernel_args())
             else:
-                kernel(*views[0].kernel_args(), *views[1].kernel_args())
+                kernel(*views[0], *views[1])
             return out
 
         self._ops[("map", fn)] = op
@@ -134,7 +134,7 @@ class TensorBackend:
             if views is None:
                 kernel(*out._data.kernel_args(), *ad.kernel_args(), *bd.kernel_args())
             else:
-                kernel(*views[0].kernel_args(), *views[1].kernel_args(), *views[2].kernel_args())
+                kernel(*views[0], *views[1], *views[2])
             return out
 
         self._ops[("zip", fn)] = op
@@ -284,36 +284,51 @@ SHORT_ROW = 16  # a last dimension shorter than this is worth reordering
 def _merge_dims(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> Tuple[list, list]:
     """Adjacent dimensions of ``shape`` merged wherever every operand's strides allow it (each
     operand's strides in ``strides``), dimensions of size 1 dropped: (shape, strides per operand)."""
+    # (Plain loops: this runs on every large map, zip and reduction, and generators cost microseconds.)
+    operands = range(len(strides))
     new_shape: list = []
-    new_strides: list = [[] for _ in strides]
+    new_strides: list = [[] for _ in operands]
     for i, n in enumerate(shape):
         if n == 1:
             continue
-        if new_shape and all(s[-1] == st[i] * n for s, st in zip(new_strides, strides, strict=True)):
+        merge = bool(new_shape)
+        for j in operands:
+            if merge and new_strides[j][-1] != strides[j][i] * n:
+                merge = False
+        if merge:
             new_shape[-1] *= n
-            for s, st in zip(new_strides, strides, strict=True):
-                s[-1] = st[i]
+            for j in operands:
+                new_strides[j][-1] = strides[j][i]
         else:
             new_shape.append(n)
-            for s, st in zip(new_strides, strides, strict=True):
-                s.append(st[i])
+            for j in operands:
+                new_strides[j].append(strides[j][i])
     return new_shape, new_strides
 
 
-def _long_rows(out: TensorData, *inputs: TensorData) -> Optional[Tuple[TensorData, ...]]:
-    """Views of out and of the inputs (broadcast to out's shape) for an elementwise kernel, with
-    merged dimensions and a long last one; None where the plain call does as well."""
+def _long_rows(out: TensorData, *inputs: TensorData) -> Optional[list]:
+    """The kernel arguments (storage, shape, strides) of out and of the inputs (broadcast to out's
+    shape) as views with merged dimensions and a long last one; None where the plain call does as well."""
     shape = out.shape
     if out.size < LONG_ROWS_MIN_SIZE or len(shape) < 2 or shape[-1] >= SHORT_ROW:
         return None
-    datas = [out] + [d if d.shape == shape else d.expand(shape) for d in inputs]
-    new_shape, strides = _merge_dims(shape, [d.strides for d in datas])
+    datas = (out,) + inputs
+    new_shape, strides = _merge_dims(shape, [_broadcast_strides(d, shape) for d in datas])
     if len(new_shape) > 1 and new_shape[-1] < SHORT_ROW:
         longest = max(range(len(new_shape)), key=new_shape.__getitem__)
         order = [d for d in range(len(new_shape)) if d != longest] + [longest]
         new_shape = [new_shape[d] for d in order]
         strides = [[s[d] for d in order] for s in strides]
-    return tuple(d._view(new_shape, s) for d, s in zip(datas, strides, strict=True))
+    sizes = np.array(new_shape, dtype=np.int64)
+    return [(d.kernel_args()[0], sizes, np.array(s, dtype=np.int64)) for d, s in zip(datas, strides, strict=True)]
+
+
+def _broadcast_strides(data: TensorData, shape: tuple) -> tuple:
+    """data's strides for walking ``shape``, which data broadcasts to (0 where it repeats)."""
+    if data.shape == shape:
+        return data.strides
+    lead = (0,) * (len(shape) - len(data.shape))
+    return lead + tuple(0 if n == 1 else s for n, s in zip(data.shape, data.strides, strict=True))
 
 
 def _rows_of_reduction(data: TensorData, dim: int) -> Optional[Tuple[tuple, tuple]]:
