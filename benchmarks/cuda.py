@@ -1,0 +1,297 @@
+"""The cuda backend on a GPU, beside PyTorch on the same GPU (float64), in one run.
+
+    python benchmarks/cuda.py            # on a machine with an NVIDIA GPU and torchlight[cuda]
+    python benchmarks/cuda.py --smoke    # tiny sizes in numba's simulator: checks that it all runs
+
+Rows (the targets are issue 12's):
+
+- matmul at 1024, 2048 and 4096: GFLOP/s (2 n^3 / time); target at least 15% of cuBLAS float64.
+  torchlight's tensors hold float64 only, so there is no float32 row for it (PyTorch's float32
+  is shown for scale).
+- zip (a + b into a given out) at 1e7 and 1e8 elements: GB/s, counting 3 x 8 bytes per element
+  (two reads and a write); target at least 70% of PyTorch's bandwidth.
+- sum of all elements at 1e7 and 1e8: GB/s, counting 8 bytes per element.
+- one training epoch of a small CNN (two convolutions with max pooling, two linear layers, Adam,
+  batches of 64) on the UCI digits, torchlight against the same network in PyTorch.
+
+Each time is the best of several runs after a first, untimed one (which compiles the kernels:
+its time is shown as "first call"), with the GPU synchronized before the clock stops. Without a
+GPU (or with numba's simulator switched on and no --smoke), it says so and exits with 0.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+if "--smoke" in sys.argv:  # (numba.cuda chooses between GPU and simulator when it is imported)
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import numpy as np  # noqa: E402
+
+import torchlight  # noqa: E402
+from torchlight import backends, scalar  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+# "widths": the CNN's channels and hidden units; "batches": None for a whole epoch of the digits
+FULL = {"matmul": [1024, 2048, 4096], "zip": [10**7, 10**8], "sum": [10**7, 10**8], "batch": 64, "batches": None}
+FULL["widths"] = (8, 16, 32)
+# (in the simulator every thread is a Python thread: a narrow network on two images)
+SMOKE = {"matmul": [8, 12], "zip": [1000], "sum": [1000], "batch": 2, "batches": 1, "widths": (2, 2, 4)}
+
+
+def torch_gpu() -> bool:
+    return torch is not None and torch.cuda.is_available()
+
+
+def gpu_time(
+    fn: Callable[[], object], sync: Callable[[], None], budget: float = 0.5, runs: int = 3
+) -> Tuple[float, float]:
+    """(first call, best of the rest) of ``fn`` in seconds, the GPU synchronized around each run."""
+    sync()
+    start = time.perf_counter()
+    fn()
+    sync()
+    first = time.perf_counter() - start
+    best, spent, done = float("inf"), 0.0, 0
+    while done < runs or (spent < budget and done < 50):
+        start = time.perf_counter()
+        fn()
+        sync()
+        elapsed = time.perf_counter() - start
+        best, spent, done = min(best, elapsed), spent + elapsed, done + 1
+    return first, best
+
+
+def _numba_sync() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+def _torch_sync() -> None:
+    torch.cuda.synchronize()
+
+
+def fmt(value: Optional[float], digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def share(ours: Optional[float], theirs: Optional[float]) -> str:
+    """ours as a percentage of theirs (rates: higher is better)."""
+    return "-" if ours is None or not theirs else f"{100 * ours / theirs:.0f}%"
+
+
+def matmul_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
+    rows = []
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        a_np, b_np = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        a, b = torchlight.tensor(a_np, backend=cuda), torchlight.tensor(b_np, backend=cuda)
+        first, best = gpu_time(lambda a=a, b=b: cuda.matrix_multiply(a, b), _numba_sync)
+        got = cuda.matrix_multiply(a, b).to_numpy()
+        error = float(np.max(np.abs(got - a_np @ b_np)) / np.max(np.abs(a_np) @ np.abs(b_np)))
+        flops = 2.0 * n**3
+        ours = flops / best / 1e9
+        theirs = theirs32 = None
+        if torch_gpu():
+            ta, tb = torch.from_numpy(a_np).cuda(), torch.from_numpy(b_np).cuda()
+            theirs = flops / gpu_time(lambda ta=ta, tb=tb: ta @ tb, _torch_sync)[1] / 1e9
+            ta32, tb32 = ta.float(), tb.float()
+            theirs32 = flops / gpu_time(lambda ta=ta32, tb=tb32: ta @ tb, _torch_sync)[1] / 1e9
+            del ta, tb, ta32, tb32
+        rows.append(
+            [f"matmul {n}", "GFLOP/s", fmt(ours), fmt(theirs), share(ours, theirs), "15%", fmt(first), f"{error:.1e}"]
+        )
+        if theirs32 is not None:
+            rows.append([f"matmul {n} float32", "GFLOP/s", "(float64 only)", fmt(theirs32), "-", "-", "-", "-"])
+    return rows
+
+
+def zip_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
+    rows = []
+    rng = np.random.default_rng(1)
+    add = cuda.zip(scalar.add)
+    for n in sizes:
+        a_np, b_np = rng.standard_normal(n), rng.standard_normal(n)
+        a, b, out = (torchlight.tensor(v, backend=cuda) for v in (a_np, b_np, np.zeros(n)))
+        first, best = gpu_time(lambda a=a, b=b, out=out: add(a, b, out=out), _numba_sync)
+        error = float(np.max(np.abs(out.to_numpy() - (a_np + b_np))))
+        moved = 3 * 8 * n
+        ours = moved / best / 1e9
+        theirs = None
+        if torch_gpu():
+            ta, tb, tout = (torch.from_numpy(v).cuda() for v in (a_np, b_np, np.zeros(n)))
+            theirs = moved / gpu_time(lambda ta=ta, tb=tb, tout=tout: torch.add(ta, tb, out=tout), _torch_sync)[1] / 1e9
+            del ta, tb, tout
+        rows.append(
+            [f"zip add {n:.0e}", "GB/s", fmt(ours), fmt(theirs), share(ours, theirs), "70%", fmt(first), f"{error:.1e}"]
+        )
+        del a, b, out
+    return rows
+
+
+def sum_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
+    rows = []
+    rng = np.random.default_rng(2)
+    for n in sizes:
+        a_np = rng.standard_normal(n)
+        a = torchlight.tensor(a_np, backend=cuda)
+        first, best = gpu_time(lambda a=a: a.sum(), _numba_sync)
+        error = abs(a.sum().item() - float(a_np.sum())) / float(np.abs(a_np).sum())
+        moved = 8 * n
+        ours = moved / best / 1e9
+        theirs = None
+        if torch_gpu():
+            ta = torch.from_numpy(a_np).cuda()
+            theirs = moved / gpu_time(lambda ta=ta: ta.sum(), _torch_sync)[1] / 1e9
+            del ta
+        rows.append(
+            [f"sum {n:.0e}", "GB/s", fmt(ours), fmt(theirs), share(ours, theirs), "-", fmt(first), f"{error:.1e}"]
+        )
+        del a
+    return rows
+
+
+def _torchlight_cnn(backend: str, widths: Tuple[int, int, int]):
+    from torchlight import nn
+    from torchlight.nn.conv import Conv2d
+    from torchlight.nn.pooling import MaxPool2d
+
+    c1, c2, hidden = widths
+    return nn.Sequential(
+        Conv2d(1, c1, 3, padding=1, backend=backend, seed=1),
+        nn.ReLU(),
+        MaxPool2d(2),
+        Conv2d(c1, c2, 3, padding=1, backend=backend, seed=2),
+        nn.ReLU(),
+        MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(c2 * 2 * 2, hidden, backend=backend, seed=3),
+        nn.ReLU(),
+        nn.Linear(hidden, 10, backend=backend, seed=4),
+    )
+
+
+def _torch_cnn(widths: Tuple[int, int, int]):
+    m = torch.nn
+    c1, c2, hidden = widths
+    return m.Sequential(
+        m.Conv2d(1, c1, 3, padding=1),
+        m.ReLU(),
+        m.MaxPool2d(2),
+        m.Conv2d(c1, c2, 3, padding=1),
+        m.ReLU(),
+        m.MaxPool2d(2),
+        m.Flatten(),
+        m.Linear(c2 * 2 * 2, hidden),
+        m.ReLU(),
+        m.Linear(hidden, 10),
+    ).double()
+
+
+def cnn_rows(
+    batch: int, batches: Optional[int], widths: Tuple[int, int, int], cuda: backends.TensorBackend
+) -> List[list]:
+    from torchlight.nn import functional as F
+    from torchlight.optim import Adam
+
+    data = torchlight.datasets.Digits(train=True)
+    images = data.data[:, np.newaxis]  # (N, 1, 8, 8)
+    labels = data.targets
+    count = len(labels) if batches is None else batch * batches
+    X = torchlight.tensor(images[:count], backend=cuda)
+    y = torchlight.tensor(labels[:count], dtype=torchlight.int64, backend=cuda)
+    model = _torchlight_cnn("cuda", widths)
+    optimizer = Adam(model.parameters(), lr=1e-3)
+
+    def epoch():
+        for start in range(0, count, batch):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(X[start : start + batch]), y[start : start + batch])
+            loss.backward()
+            optimizer.step()
+        return loss.item()  # (copies one value back: the epoch's work is done)
+
+    first, best = gpu_time(epoch, _numba_sync, budget=0.0, runs=2)
+    theirs = None
+    if torch_gpu():
+        net = _torch_cnn(widths).cuda()
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        tX = torch.from_numpy(images[:count]).cuda()
+        ty = torch.from_numpy(labels[:count]).cuda()
+
+        def torch_epoch():
+            for start in range(0, count, batch):
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(net(tX[start : start + batch]), ty[start : start + batch])
+                loss.backward()
+                opt.step()
+            return loss.item()
+
+        theirs = gpu_time(torch_epoch, _torch_sync, budget=0.0, runs=2)[1]
+    name = f"CNN epoch, {count} digits"
+    ratio = "-" if theirs is None else f"{best / theirs:.1f}x the time"
+    return [[name, "s", fmt(best), fmt(theirs), ratio, "-", fmt(first), "-"]]
+
+
+def gpu_name() -> str:
+    from numba import cuda
+
+    if "simulator" in cuda.device_array.__module__:
+        return "numba's CUDA simulator (on the CPU): not a measurement"
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+    return f"{name} (compute capability {'.'.join(map(str, device.compute_capability))})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)"
+    )
+    args = parser.parse_args()
+    simulated = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    if simulated and not args.smoke:
+        print("NUMBA_ENABLE_CUDASIM is set: the simulator runs on the CPU and is not measured")
+        print("(python benchmarks/cuda.py --smoke checks the script there).")
+        return 0
+    try:
+        cuda = backends.get("cuda")
+    except backends.BackendUnavailable as e:
+        print(f"No GPU to measure here, nothing was run.\n{e}")
+        return 0
+    sizes = SMOKE if args.smoke else FULL
+    print(f"GPU: {gpu_name()}")
+    import numba
+    from numba import cuda as numba_cuda
+
+    found = (
+        f"PyTorch {torch.__version__} on the GPU" if torch_gpu() else "no PyTorch with CUDA (its columns stay empty)"
+    )
+    print(f"numba {numba.__version__}, numba.cuda: {getattr(numba_cuda, 'implementation', '?')}, {found}")
+    rows = matmul_rows(sizes["matmul"], cuda) + zip_rows(sizes["zip"], cuda) + sum_rows(sizes["sum"], cuda)
+    rows += cnn_rows(sizes["batch"], sizes["batches"], sizes["widths"], cuda)
+    header = ["", "unit", "torchlight", "PyTorch", "share", "target", "first call s", "max error"]
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+    print(
+        "share: torchlight's rate as a percentage of PyTorch's; the CNN row compares times (PyTorch's "
+        "being the unit). max error: relative to the magnitudes summed (matmul, sum) or absolute (zip)."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
