@@ -1,11 +1,12 @@
 """Convolution and pooling: torchlight's fast backend against numpy and PyTorch (float64), same run.
 
-    python benchmarks/conv.py [--quick]
+    python benchmarks/conv.py [--quick] [--threads N] [--rounds N]
 
 Rows: conv2d at the issue's two sizes (batch 64x1x28x28 with 8 filters of 3x3, and 64x8x14x14
-with 16, padding 1), forward alone and forward+backward (the gradients of input, weight and
-bias); a conv1d; max and avg pooling. Then where the time of one conv2d forward+backward goes
-(unfold, the three matrix products, fold, the bias), and the targets of the issue.
+with 16, padding 1), forward alone, forward+backward (the gradients of input, weight and bias:
+the issue's target), and forward+backward without the input's gradient (a network's first layer,
+whose input is data); a conv1d; max and avg pooling. Then where the time of one conv2d
+forward+backward goes (unfold, the three matrix products, fold, the bias), and the targets.
 
 torchlight computes a convolution as unfold (the windows as columns) and one matrix product
 (``torchlight/ops/conv.py``); numpy here does the same with ``sliding_window_view`` and
@@ -94,6 +95,14 @@ def conv_rows(rounds: int) -> List[list]:
                 t.grad = None
             fn(*leaves, padding=padding).backward(gt)
 
+        # a network's first layer: the input is data, only the weight and the bias get gradients
+        data = torchlight.tensor(x, backend="fast")
+
+        def fast_first(leaves=leaves, data=data, fn=fn, padding=padding, gt=gt):
+            for t in leaves[1:]:
+                t.grad = None
+            fn(data, *leaves[1:], padding=padding).backward(gt)
+
         contenders_f: Dict[str, Optional[Callable]] = {
             "fast": fast_forward,
             "numpy": lambda x=x, w=w, b=b, padding=padding: numpy_conv(x, w, b, padding),
@@ -104,6 +113,7 @@ def conv_rows(rounds: int) -> List[list]:
             "numpy": lambda x=x, w=w, b=b, padding=padding, g=g: numpy_conv(x, w, b, padding, g),
             "torch": None,
         }
+        contenders_w: Dict[str, Optional[Callable]] = {"fast": fast_first, "numpy": None, "torch": None}
         if torch is not None:
             tleaves = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
             tg, tf = torch.tensor(g), getattr(torch.nn.functional, tfn)
@@ -117,9 +127,19 @@ def conv_rows(rounds: int) -> List[list]:
                     t.grad = None
                 tf(*tleaves, padding=padding).backward(tg)
 
-            contenders_f["torch"], contenders_b["torch"] = torch_forward, torch_both
+            tdata = torch.tensor(x)
+
+            def torch_first(tleaves=tleaves, tdata=tdata, tf=tf, padding=padding, tg=tg):
+                for t in tleaves[1:]:
+                    t.grad = None
+                tf(tdata, *tleaves[1:], padding=padding).backward(tg)
+
+            contenders_f["torch"], contenders_b["torch"], contenders_w["torch"] = torch_forward, torch_both, torch_first
         label = f"{_shape(x_shape)}, {w_shape[0]} filters {'x'.join(map(str, w_shape[2:]))}, padding {padding}"
-        for mode, contenders in (("forward", contenders_f), ("forward+backward", contenders_b)):
+        passes = [("forward", contenders_f), ("forward+backward", contenders_b)]
+        if name == "conv2d":
+            passes.append(("fwd+bwd, no input grad", contenders_w))
+        for mode, contenders in passes:
             times = compare(contenders, rounds=rounds, budget=0.3, pause=0.1)
             rows.append([name, label, mode] + [times.get(k) for k in ("fast", "numpy", "torch")])
     return rows
