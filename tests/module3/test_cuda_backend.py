@@ -22,13 +22,20 @@ from torchlight.tensor_data import TensorData, is_device_array
 
 pytestmark = pytest.mark.task3_3
 
-CUDA = backends.get("cuda")
+UNAVAILABLE = ""
+try:
+    CUDA = backends.get("cuda")
+except backends.BackendUnavailable as e:  # (the suite runs numba's simulator: tests/conftest.py)
+    CUDA, UNAVAILABLE = None, str(e)
+# the tests in this process need the backend; those in a child process (below) do not
+needs_cuda = pytest.mark.skipif(CUDA is None, reason=f"the cuda backend cannot run in this process: {UNAVAILABLE}")
 
 
 def on_device(t):
     return type(t._data.storage) is CUDA.storage_type and is_device_array(t._data.storage)
 
 
+@needs_cuda
 def test_results_keep_their_storage_on_the_device():
     x = torchlight.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]], backend="cuda", requires_grad=True)
     assert on_device(x) and x.device == torchlight.device("cuda:0")
@@ -50,6 +57,7 @@ def test_results_keep_their_storage_on_the_device():
     np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-12)
 
 
+@needs_cuda
 def test_values_come_back_by_to_numpy_item_tolist_and_printing():
     x = torchlight.tensor([[1.5, -2.0], [3.0, 4.25]], backend="cuda")
     assert x.to_numpy().tolist() == [[1.5, -2.0], [3.0, 4.25]]
@@ -62,6 +70,7 @@ def test_values_come_back_by_to_numpy_item_tolist_and_printing():
         x.numpy()
 
 
+@needs_cuda
 def test_to_moves_values_both_ways_and_the_gradient_comes_back():
     values = np.arange(6.0).reshape(2, 3)
     fast = torchlight.tensor(values, backend="fast", requires_grad=True)
@@ -78,6 +87,7 @@ def test_to_moves_values_both_ways_and_the_gradient_comes_back():
     assert on_gpu.to("simple").backend.name == "simple"
 
 
+@needs_cuda
 def test_mixing_backends_is_an_error_that_says_how_to_move():
     a = torchlight.tensor([1.0, 2.0], backend="cuda")
     b = torchlight.tensor([1.0, 2.0], backend="fast")
@@ -90,6 +100,7 @@ def test_mixing_backends_is_an_error_that_says_how_to_move():
     assert (a + b.to("cuda")).tolist() == [2.0, 4.0]
 
 
+@needs_cuda
 def test_in_place_updates_and_element_access_on_the_device():
     x = torchlight.zeros(2, 3, backend="cuda")
     x[0, 1] = 5.0
@@ -105,6 +116,7 @@ def test_in_place_updates_and_element_access_on_the_device():
     assert copy.to_numpy().tolist() == [[-1.0, 2.0], [6.0, 3.0], [1.0, 4.0]]
 
 
+@needs_cuda
 def test_a_device_storage_must_be_one_dimensional_float64():
     from numba import cuda
 
@@ -114,6 +126,7 @@ def test_a_device_storage_must_be_one_dimensional_float64():
         TensorData(cuda.to_device(np.zeros(4, dtype=np.int64)), (4,))
 
 
+@needs_cuda
 def test_storage_is_allocated_by_the_backend():
     assert is_device_array(CUDA.zeros((2, 3)).storage) and CUDA.zeros((2, 3)).to_numpy().tolist() == [[0.0] * 3] * 2
     assert CUDA.filled((2,), -1.5).to_numpy().tolist() == [-1.5, -1.5]
