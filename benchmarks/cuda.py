@@ -2,6 +2,7 @@
 
     python benchmarks/cuda.py            # on a machine with an NVIDIA GPU and torchlight[cuda]
     python benchmarks/cuda.py --smoke    # tiny sizes in numba's simulator: checks that it all runs
+    python benchmarks/cuda.py --ptx 9.0  # only compile every kernel for a GPU (numba-cuda, no GPU needed)
 
 Rows (the targets are issue 12's):
 
@@ -243,6 +244,57 @@ def cnn_rows(
     return [[name, "s", fmt(best), fmt(theirs), ratio, "-", fmt(first), "-"]]
 
 
+def compile_ptx(cc: str) -> int:
+    """Compile every kind of kernel of the cuda backend to PTX for compute capability ``cc`` ("9.0"),
+    without a GPU: a check that a GPU's compiler accepts them (the simulator runs them as Python,
+    so it accepts anything). Needs numba-cuda and its CUDA libraries (torchlight[cuda])."""
+    import types as pytypes
+
+    from numba import cuda, types
+
+    if "simulator" in cuda.device_array.__module__:
+        print("--ptx compiles for a GPU: unset NUMBA_ENABLE_CUDASIM")
+        return 1
+    capability = tuple(int(v) for v in cc.split("."))
+    if not cuda.is_available():  # numba asks the current device for its capability, and allocates one array
+        import numba.cuda.dispatcher as dispatcher
+
+        dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=capability)  # type: ignore
+        cuda.device_array = lambda *args, **kwargs: object()
+    from torchlight.backends import cuda as kernels
+
+    S, A, L, F = types.float64[::1], types.int64[::1], types.int64, types.float64  # storage, shape, int, float
+    compiled = []
+
+    def ptx(dispatcher, signature, name):
+        try:
+            cuda.compile_ptx(dispatcher.py_func, signature, cc=capability)
+        except Exception as e:
+            raise SystemExit(
+                f"compiling the {name} kernel failed: {type(e).__name__}: {e}\n(this needs numba-cuda and "
+                "the CUDA libraries of torchlight[cuda]; numba's own numba.cuda needs a CUDA toolkit)"
+            ) from e
+        compiled.append(name)
+
+    lifted = [scalar.exp, scalar.sigmoid, scalar.log, lambda x: scalar.relu(x) * 0.5]
+    for fn in lifted:
+        ptx(kernels.map_kernel(fn).kernels[0], (S, A, A, S, A, A, L, types.boolean), "map")
+    for fn in (scalar.add, scalar.mul, scalar.div, scalar.pow, scalar.max, scalar.is_close):
+        ptx(kernels.zip_kernel(fn).kernels[0], (S, A, A, S, A, A, S, A, A, L, types.boolean), "zip")
+    for fn in (scalar.add, scalar.max):
+        lines, parts = kernels.reduce_kernel(fn).kernels
+        ptx(lines, (S, A, A, S, A, A, L, F, L), "reduce")
+        ptx(parts, (S, A, S, A, L, L, L), "reduce parts")
+    ptx(kernels._matmul_kernel(), (S, S, S) + (L,) * 12, "matmul")
+    ptx(kernels._unfold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "unfold1d")
+    ptx(kernels._fold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "fold1d")
+    ptx(kernels._unfold2d_kernel, (S, L, L, L, S, L, L, L, L) + (L,) * 12, "unfold2d")
+    ptx(kernels._fold2d_kernel, (S, L, L, L, L, S, L, L, L) + (L,) * 12, "fold2d")
+    ptx(kernels._fill, (S, L, F), "fill")
+    print(f"compiled {len(compiled)} kernels to PTX for compute capability {cc}: {', '.join(sorted(set(compiled)))}")
+    return 0
+
+
 def gpu_name() -> str:
     from numba import cuda
 
@@ -258,7 +310,12 @@ def main() -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)"
     )
+    parser.add_argument(
+        "--ptx", metavar="CC", help="only compile every kernel to PTX for this compute capability (no GPU needed)"
+    )
     args = parser.parse_args()
+    if args.ptx:
+        return compile_ptx(args.ptx)
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
     if simulated and not args.smoke:
         print("NUMBA_ENABLE_CUDASIM is set: the simulator runs on the CPU and is not measured")

@@ -268,3 +268,11 @@ def test_storages_of_any_layout_in_host_memory_are_copied_to_the_device():
         np.testing.assert_array_equal(
             CUDA.reduce(scalar.add, 0.0)(a, 1).to_numpy(), storage.reshape(2, 3).sum(1, keepdims=True)
         )
+
+
+def test_more_dimensions_than_a_thread_holds_is_an_error_naming_the_limit():
+    many = torchlight.zeros(*([1] * (kernels.MAX_DIMS + 1)), backend=CUDA)
+    with pytest.raises(RuntimeError, match=rf"up to {kernels.MAX_DIMS} dimensions, got one of {kernels.MAX_DIMS + 1}"):
+        CUDA.map(scalar.exp)(many)
+    most = torchlight.ones(*([1] * kernels.MAX_DIMS), backend=CUDA).permute(*reversed(range(kernels.MAX_DIMS)))
+    assert CUDA.map(scalar.neg)(most).sum().item() == -1.0

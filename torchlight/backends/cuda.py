@@ -66,8 +66,9 @@ if SIMULATOR:
 # Python's switch interval while a simulated block waits at syncthreads: numba's block manager
 # polls its threads, and with Python's default (5 ms) each round of waiting costs milliseconds.
 SIMULATOR_SWITCH_INTERVAL = 0.0001
-# A tensor has at most this many dimensions here (each thread holds an index of this length).
-MAX_DIMS = 16
+# A tensor has at most this many dimensions here (each thread holds an index of this length), as
+# on PyTorch's GPUs.
+MAX_DIMS = 25
 
 # The device's memory: where tensors on this backend keep their storage.
 storage_type = type(cuda.device_array(1))
@@ -77,9 +78,9 @@ to_index = cuda.jit(device=True)(indexing.to_index)
 broadcast_index = cuda.jit(device=True)(indexing.broadcast_index)
 index_to_position = cuda.jit(device=True)(indexing.index_to_position)
 
-try:  # numba-cuda (torchlight[cuda]) has its own registry; numba's built-in cuda target uses numba's
+try:  # numba-cuda (torchlight[cuda]) has its own registry of functions kernels may call
     from numba.cuda.extending import register_jitable
-except ImportError:  # pragma: no cover (numba's built-in numba.cuda)
+except ImportError:  # numba's built-in numba.cuda uses numba's
     from numba.extending import register_jitable
 
 # A lifted function may call torchlight.scalar's operators (``d * scalar.sigmoid(x)``): a kernel
@@ -178,7 +179,14 @@ def _device_ints(values: Tuple[int, ...]) -> Any:
 
 
 def _ints(array: np.ndarray) -> Tuple[int, ...]:
-    return tuple(array.tolist())
+    """A shape or strides as a tuple; a RuntimeError for more dimensions than MAX_DIMS."""
+    values = tuple(array.tolist())
+    if len(values) > MAX_DIMS:
+        raise RuntimeError(
+            f"the 'cuda' backend handles tensors of up to {MAX_DIMS} dimensions, got one of {len(values)}; "
+            "view it with fewer dimensions first, or use the 'fast' backend"
+        )
+    return values
 
 
 def _blocks(n: int, threads: int) -> int:
