@@ -1,7 +1,8 @@
 """Task 4.5: module 4's networks run on the cuda backend (in numba's simulator) as on fast: a small
 convolutional network (Conv1d, Conv2d, max and average pooling, Linear, cross-entropy) trained for
-a few steps with Adam and with SGD gives fast's losses, gradients and parameters, to rounding
-(reductions and matrix products add in another order on cuda)."""
+a few steps with Adam gives fast's losses, gradients and parameters, to rounding (reductions and
+matrix products add in another order on cuda). (SGD with momentum trains on cuda in
+tests/module3/test_cuda_training.py; the simulator makes each step cost seconds here.)"""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from torchlight import nn
 from torchlight.nn import functional as F
 from torchlight.nn.conv import Conv1d, Conv2d
 from torchlight.nn.pooling import AvgPool2d, MaxPool2d
-from torchlight.optim import SGD, Adam
+from torchlight.optim import Adam
 
 pytestmark = pytest.mark.task4_5
 
@@ -43,12 +44,10 @@ def _train(backend, make_optimizer, steps=2):
     return losses, grads, [p.value.to_numpy() for p in model.parameters()], model
 
 
-@pytest.mark.parametrize(
-    "make_optimizer",
-    [lambda ps: Adam(ps, lr=0.05), lambda ps: SGD(ps, lr=0.1, momentum=0.9)],
-    ids=["adam", "sgd"],
-)
-def test_a_convolutional_network_trains_on_cuda_as_on_fast(make_optimizer):
+def test_a_convolutional_network_trains_on_cuda_as_on_fast():
+    def make_optimizer(parameters):
+        return Adam(parameters, lr=0.05)
+
     fast_losses, fast_grads, fast_params, _ = _train("fast", make_optimizer)
     cuda_losses, cuda_grads, cuda_params, model = _train("cuda", make_optimizer)
     assert all(p.value.backend.name == "cuda" for p in model.parameters())
