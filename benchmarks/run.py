@@ -5,7 +5,8 @@
 
 Rows: map, zip (contiguous, broadcast, permuted) and reduce at two sizes; matrix multiply at
 several sizes and batched; one training epoch of a 2 -> 100 -> 100 -> 1 network; module 4's
-convolutions and pools (benchmarks/conv.py, which also runs alone); and the compile
+convolutions and pools (benchmarks/conv.py, which also runs alone); CNN training throughput on
+Digits (benchmarks/cnn.py, which also runs alone); and the compile
 cost (first use of every kernel with empty caches, then with warm ones). Each contender's time is
 its best of several runs, the contenders taking turns (see timing.py). "fast / numpy" is a ratio
 of times: below 1 means fast is faster. The last lines check the targets of the issue that asked
@@ -23,6 +24,7 @@ from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cnn  # noqa: E402
 import conv  # noqa: E402
 import machine  # noqa: E402
 import mlp  # noqa: E402
@@ -95,6 +97,10 @@ def main(argv=None) -> int:
     print(conv_text)
     print()
 
+    cnn_text, cnn_targets = cnn.report(2 if args.quick else 4)
+    print(cnn_text)
+    print()
+
     compile_cost = None
     if not args.no_startup:
         compile_cost = startup.measure()
@@ -105,7 +111,7 @@ def main(argv=None) -> int:
         print()
 
     print("Targets\n")
-    for line in targets(elementwise, products, epoch, compile_cost) + conv_targets:
+    for line in targets(elementwise, products, epoch, compile_cost) + conv_targets + cnn_targets:
         print(line)
     print(f"\n(benchmark took {time.perf_counter() - started:.0f} s)")
     return 0
