@@ -294,6 +294,74 @@ def block_part(
         )
 
 
+# Thin products: the fast path for a convolution's products (a small inner dimension k, as the
+# 9 or 16 values of a 3x3 kernel's windows, or few rows n, as a conv's 8 or 16 output channels,
+# against long rows m of windows). There a 4 x 4 tile sums only k products before it writes its
+# 16 values back, and packing copies more than it saves: about 6 GFLOP/s (docs/performance.md).
+# This kernel adds each k-row of B, scaled by A's value, straight onto C's row (vectorized along
+# m), four k-rows per pass over C's row. Each value of C still sums its k products in order
+# p = 0, 1, ..., as the simple backend does: the results differ from it by fused multiply-adds only.
+THIN_MIN_COLUMNS = 32  # rows of C shorter than this vectorize poorly: the tiles are faster
+THIN_MAX_INNER = 16  # thin when k or n is at most this (benchmarks/conv.py's shapes; measured)
+
+
+@_inline
+def _thin_row(row, m, a, ia, sa, b, ib, sb, k):
+    """row[0:m] += sum over p of a[ia + p * sa] * b[ib + p * sb : ... + m], p in order."""
+    p = 0
+    while p + 4 <= k:
+        x0, x1, x2, x3 = a[ia + p * sa], a[ia + (p + 1) * sa], a[ia + (p + 2) * sa], a[ia + (p + 3) * sa]
+        b0 = b[ib + p * sb : ib + p * sb + m]
+        b1 = b[ib + (p + 1) * sb : ib + (p + 1) * sb + m]
+        b2 = b[ib + (p + 2) * sb : ib + (p + 2) * sb + m]
+        b3 = b[ib + (p + 3) * sb : ib + (p + 3) * sb + m]
+        for j in range(m):  # one expression, summed left to right: the order of p is kept
+            row[j] = row[j] + x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j]
+        p += 4
+    while p < k:
+        x = a[ia + p * sa]
+        bp = b[ib + p * sb : ib + p * sb + m]
+        for j in range(m):
+            row[j] += x * bp[j]
+        p += 1
+
+
+@fast_cache.recovering
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")
+def thin_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+    """Part ``part`` of ``parts`` of the rows of C (all batch elements) for a thin product; B's
+    and C's rows must be contiguous (stride 1 along m). C starts at zero."""
+    batch, n, m = out_shape[0], out_shape[1], out_shape[2]
+    k = a_shape[2]
+    a_batch = a_strides[0] if a_shape[0] > 1 else 0
+    b_batch = b_strides[0] if b_shape[0] > 1 else 0
+    rows = batch * n
+    for t in range(part * rows // parts, (part + 1) * rows // parts):
+        e, i = t // n, t % n
+        start = e * out_strides[0] + i * out_strides[1]
+        row = out[start : start + m]
+        _thin_row(row, m, a, e * a_batch + i * a_strides[1], a_strides[2], b, e * b_batch, b_strides[1], k)
+
+
+def is_thin(out_strides, a_shape, b_shape, b_strides) -> bool:
+    """Whether a product takes the thin path: rows of B and C contiguous, long enough, and k or n small."""
+    return (
+        b_strides[2] == 1
+        and out_strides[2] == 1
+        and b_shape[2] >= THIN_MIN_COLUMNS
+        and min(a_shape[1], a_shape[2]) <= THIN_MAX_INNER
+    )
+
+
+THIN_SIGNATURE = types.void(types.int64, types.int64, *([_storage, _ints, _ints] * 3))
+
+
+def parallel_thin(thin_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
+    """Run thin_part(p, parts, ...) for every part p, in parallel."""
+    for p in prange(parts):
+        thin_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+
+
 # The parallel launcher (see fast_parallel.py): packing must finish before any block starts, so
 # two prange loops, in one function so that a product costs one call from Python.
 
@@ -381,6 +449,9 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
     if len(_pointers) < 2:
         _first_use()
     args = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+    if is_thin(out_strides, a_shape, b_shape, b_strides):
+        _thin(args)
+        return
     try:
         # out is fresh (TensorBackend allocates it): its length is batch * n * m.
         if len(out) * a_shape[2] < MATMUL_PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
@@ -455,3 +526,22 @@ def _parallel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_
         a_packed,
         b_packed,
     )
+
+
+_thin_pointer: dict = {}
+
+
+def _thin(args) -> None:
+    """A thin product (``is_thin``): serially when small, else its rows shared out among the threads."""
+    try:
+        if len(args[0]) * args[4][2] < MATMUL_PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
+            thin_part(0, 1, *args)
+        else:
+            pointer = _thin_pointer.get("thin")
+            if pointer is None:
+                pointer = _thin_pointer["thin"] = fast_parallel.PartPointer(thin_part, THIN_SIGNATURE)
+            launcher = fast_parallel.launcher(parallel_thin, fast_parallel.launcher_signature(THIN_SIGNATURE))
+            parts = numba.get_num_threads() * PARTS_PER_THREAD
+            fast_parallel.launch(launcher, pointer, parts, *args)
+    except TypeError:
+        fast_parallel.run_on_plain_arrays(lambda *xs: thin_part(0, 1, *xs), args, out=0)
