@@ -161,7 +161,11 @@ def run_child(code: str, **env_vars: str) -> dict:
     program = CHILD + textwrap.dedent(code) + "\nprint(json.dumps(results))\n"
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for outcome in results.values():  # in the student edition: an unwritten function, said as such
+        if outcome.get("type") == "NotImplementedError" and outcome["message"].startswith("Task "):
+            raise NotImplementedError(outcome["message"])
+    return results
 
 
 def test_without_a_gpu_or_the_simulator_get_cuda_says_what_is_missing_and_both_ways_forward():

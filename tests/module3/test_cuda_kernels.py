@@ -70,6 +70,10 @@ ZIPS = [scalar.add, scalar.mul, scalar.div, scalar.max, scalar.lt, scalar.eq, sc
 def test_map_equals_simple_in_every_layout(fn, data):
     a_cuda, a_simple, _ = data.draw(pair())
     close(CUDA.map(fn)(a_cuda), SIMPLE.map(fn)(a_simple))
+    # and always a view whose elements are not one run of storage: the kernel's indexing path
+    shape = data.draw(shapes(min_dims=1, max_dims=3, min_side=2, max_side=3))
+    a_cuda, a_simple, _ = data.draw(pair(shape, layouts=["permuted", "strided"]))
+    close(CUDA.map(fn)(a_cuda), SIMPLE.map(fn)(a_simple))
 
 
 @pytest.mark.parametrize("fn", ZIPS, ids=lambda f: f.__name__)

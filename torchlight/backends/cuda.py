@@ -162,14 +162,18 @@ def filled(shape: Tuple[int, ...], value: float) -> TensorData:
 
 
 def adopt(data: TensorData) -> TensorData:
-    """``data`` with its storage on the device: itself when it is there, else a contiguous copy."""
+    """``data`` with its storage on the device: itself when it is there, else a copy of the run of
+    storage it spans, viewed with the same shape and strides (a permuted or strided view stays one)."""
     if type(data.storage) is storage_type:
         return data
-    if isinstance(data.storage, np.ndarray) and data.is_contiguous():
-        host = data.storage[data.offset : data.offset + data.size]
-    else:
-        host = data.to_numpy().reshape(-1)
-    return TensorData._fresh(cuda.to_device(np.ascontiguousarray(host)), data.shape)
+    if data.size == 0:
+        return TensorData._fresh(cuda.device_array(0), data.shape)
+    last = data.offset + sum((n - 1) * s for n, s in zip(data.shape, data.strides, strict=True))
+    if isinstance(data.storage, np.ndarray):
+        span = np.ascontiguousarray(data.storage[data.offset : last + 1])
+    else:  # (another kind of device array: through the host)
+        span = data.storage[data.offset : last + 1].copy_to_host()
+    return TensorData(cuda.to_device(span), data.shape, data.strides)
 
 
 @lru_cache(maxsize=1024)
