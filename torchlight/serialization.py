@@ -17,10 +17,11 @@ import numbers
 import os
 import tempfile
 import zipfile
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
+from . import devices
 from .backends import TensorBackend
 from .scalar_variable import Scalar
 from .tensor import Tensor
@@ -60,9 +61,31 @@ def save(obj: Any, f: PathLike) -> None:
         raise
 
 
-def load(f: PathLike, backend: Union[str, TensorBackend, None] = None) -> Any:
+def load(
+    f: PathLike,
+    backend: Union[str, TensorBackend, None] = None,
+    *,
+    map_location: Any = None,
+    weights_only: Optional[bool] = None,
+) -> Any:
     """What ``save`` wrote to the file ``f``, with every tensor on ``backend`` (default: the
-    default backend). A missing file raises FileNotFoundError; a damaged or foreign one, RuntimeError."""
+    default backend). A missing file raises FileNotFoundError; a damaged or foreign one, RuntimeError.
+
+    As in PyTorch, ``map_location`` (a device such as ``"cpu"`` or ``torchlight.device("cuda")``,
+    or a backend name) says where the tensors go; ``weights_only`` is accepted either way, since
+    a torchlight file only ever holds data (nothing in it runs when loaded).
+    """
+    if weights_only is not None and not isinstance(weights_only, bool):
+        raise TypeError(f"torchlight.load(weights_only): expected True or False, got {weights_only!r}")
+    if map_location is not None:
+        if backend is not None:
+            raise ValueError("torchlight.load: pass map_location or backend, not both")
+        if not isinstance(map_location, (str, TensorBackend, devices.device)):
+            raise TypeError(
+                "torchlight.load(map_location): expected a device ('cpu', 'cuda', torchlight.device) or a "
+                f"backend name; a {type(map_location).__name__} (a dict or function) is not supported"
+            )
+        backend = devices.backend_for(map_location)
     path = _path(f, "load")
     if not os.path.exists(path):
         raise FileNotFoundError(f"torchlight.load: no such file: '{path}'")

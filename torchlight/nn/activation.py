@@ -9,10 +9,23 @@ __all__ = ["LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
 
 
 class ReLU(Module):
-    """max(x, 0), elementwise."""
+    """max(x, 0), elementwise.
+
+    ``inplace=True`` is accepted for PyTorch's programs (``nn.ReLU(inplace=True)``) but computes a
+    new tensor and leaves the input unchanged: the result is the same, it only saves memory there.
+    """
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        if not isinstance(inplace, bool):
+            raise TypeError(f"ReLU(inplace): expected True or False, got {inplace!r}")
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):

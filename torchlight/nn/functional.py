@@ -264,7 +264,8 @@ def _picks(input: Tensor, indices: np.ndarray, cdim: int, weights: np.ndarray, i
     """An array of input's shape: each target's class weight at its class, 0 elsewhere (and 0 for
     a target equal to ignore_index)."""
     classes = _along(np.arange(input.shape[cdim]), cdim, input.dims)
-    one_hot = np.expand_dims(indices, cdim) == classes
+    # (ignore_index may be a real class, e.g. a padding class: its targets still pick nothing)
+    one_hot = (np.expand_dims(indices, cdim) == classes) & np.expand_dims(indices != ignore_index, cdim)
     return one_hot * _along(weights, cdim, input.dims)
 
 

@@ -309,6 +309,65 @@ class Module:
             if hasattr(param.value, "grad"):
                 param.value.grad = None
 
+    def apply(self, fn: Any) -> "Module":
+        """Call ``fn(module)`` on every descendant and then on this module (as PyTorch: e.g. to
+        initialize weights); returns self."""
+        if not callable(fn):
+            raise TypeError(f"Module.apply(fn): fn must be callable, got {type(fn).__name__}")
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Switch gradient recording of every parameter on or off (off: frozen); returns self."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(requires_grad): expected True or False, got {requires_grad!r}")
+        for param in self.parameters():
+            param.requires_grad = requires_grad
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """Move every parameter to a device or backend (``model.to(device)``, ``model.to("fast")``),
+        in place as PyTorch does, so an optimizer made before keeps working; returns self. A dtype
+        must be a floating one (float32 and float64 both compute in float64, as for tensors)."""
+        moves = []
+        for name, param in self.named_parameters():
+            value = param.value
+            if not hasattr(value, "backend"):
+                raise TypeError(
+                    f"Module.to: parameter '{name}' holds a {type(value).__name__}; only Tensor parameters can move"
+                )
+            moved = value.to(*args, **kwargs)
+            if not moved.is_floating_point():
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={moved.dtype}")
+            moves.append((param, value, moved))
+        # Every argument is checked before any parameter changes.
+        for param, value, moved in moves:
+            if moved is not value:
+                leaf = moved.detach()
+                grad = value.grad
+                param.update(leaf)  # a new leaf on the new backend, still the same Parameter
+                if grad is not None:
+                    leaf.grad = grad.to(leaf.backend)
+        return self
+
+    def cpu(self) -> "Module":
+        """Every parameter on the CPU (``to("cpu")``); returns self."""
+        return self.to("cpu")
+
+    def cuda(self) -> "Module":
+        """Every parameter on the GPU (``to("cuda")``; an error says why where it cannot run); returns self."""
+        return self.to("cuda")
+
+    def double(self) -> "Module":
+        """Float64 parameters, which torchlight's always are; returns self."""
+        return self.to(_float64())
+
+    def float(self) -> "Module":
+        """As PyTorch's float32 parameters: torchlight keeps float64 (see docs/pytorch.md); returns self."""
+        return self.to(_float64())
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; every subclass defines it."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -378,6 +437,12 @@ class Module:
         if len(lines) == 1 and not self._modules:
             return head + lines[0] + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _float64() -> Any:
+    from .. import dtypes  # (here, not at the top: module 0 runs before tensors exist)
+
+    return dtypes.float64
 
 
 def _snapshot(value: Any) -> Any:

@@ -53,7 +53,9 @@ class Adam(Optimizer):
         betas: Tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        amsgrad: bool = False,
     ):
+        _check_amsgrad(amsgrad, type(self).__name__)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
         self.check_group(defaults)
         super().__init__(params, defaults)
@@ -132,8 +134,17 @@ class AdamW(Adam):
         betas: Tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 1e-2,
+        amsgrad: bool = False,
     ):
-        super().__init__(params, lr, betas, eps, weight_decay)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+
+
+def _check_amsgrad(amsgrad: Any, name: str) -> None:
+    # PyTorch's tutorials pass amsgrad=False explicitly; the AMSGrad variant itself is not here.
+    if not isinstance(amsgrad, bool):
+        raise TypeError(f"{name}(amsgrad): expected True or False, got {amsgrad!r}")
+    if amsgrad:
+        raise NotImplementedError(f"{name}(amsgrad=True): torchlight has no AMSGrad variant; use amsgrad=False")
 
 
 def _zeros_like(zero: Any) -> Any:

@@ -13,7 +13,9 @@ set with numpy ``.data`` and ``.targets`` whose items are exactly ``(tensor of d
 items before taking the fast path).
 """
 
+import math
 import numbers
+import operator
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
@@ -22,7 +24,7 @@ import numpy as np
 from .. import dtypes, random
 from ..tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "default_collate"]
 
 
 class Dataset:
@@ -61,6 +63,58 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The examples of ``dataset`` at ``indices``, in that order: item i is ``dataset[indices[i]]``."""
+
+    def __init__(self, dataset: Any, indices: Sequence[int]):
+        if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
+            raise TypeError(f"Subset needs a data set with __getitem__ and __len__, got {type(dataset).__name__}")
+        try:
+            self.indices: List[int] = [operator.index(i) for i in indices]
+        except TypeError as err:
+            raise TypeError(f"Subset(indices): expected a sequence of ints, got {indices!r}") from err
+        self.dataset = dataset
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(
+    dataset: Any, lengths: Sequence[float], generator: Optional[np.random.Generator] = None
+) -> List[Subset]:
+    """``dataset`` cut at random into non-overlapping Subsets of the given lengths (as PyTorch's
+    ``random_split``): whole numbers adding up to ``len(dataset)``, or fractions adding up to 1
+    (each part gets floor(fraction * len), the rest one by one to the first parts). Draws from
+    ``generator`` (a numpy Generator), else from torchlight's (``torchlight.manual_seed``)."""
+    n = len(dataset)
+    if not lengths or any(isinstance(x, bool) or not isinstance(x, numbers.Real) or x < 0 for x in lengths):
+        raise ValueError(f"random_split(lengths): expected non-negative numbers, got {list(lengths)!r}")
+    sizes: List[int]
+    if math.isclose(sum(lengths), 1.0) and sum(lengths) <= 1.0:
+        sizes = [math.floor(n * fraction) for fraction in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+    elif all(isinstance(x, numbers.Integral) for x in lengths):
+        sizes = [int(x) for x in lengths]
+    else:
+        raise ValueError(f"random_split(lengths): expected ints or fractions adding up to 1, got {list(lengths)!r}")
+    if sum(sizes) != n:
+        raise ValueError(
+            f"Sum of input lengths does not equal the length of the input dataset! (lengths {sizes} add "
+            f"up to {sum(sizes)}, the data set has {n} examples)"
+        )
+    if generator is not None and not isinstance(generator, np.random.Generator):
+        raise TypeError(
+            f"generator should be a numpy Generator (np.random.default_rng(seed)), got {type(generator).__name__}"
+        )
+    order = random.generator(generator=generator).permutation(n).tolist()
+    ends = np.cumsum(sizes).tolist()
+    return [Subset(dataset, order[end - size : end]) for end, size in zip(ends, sizes, strict=True)]
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
@@ -121,6 +175,8 @@ class DataLoader:
     ``generator`` (a numpy Generator), else from a generator seeded once with ``seed``, else from
     torchlight's (``torchlight.manual_seed``). ``drop_last=True`` leaves out a last, smaller
     batch. ``collate_fn`` turns a list of examples into a batch (default: ``default_collate``).
+    ``num_workers`` and ``pin_memory`` are accepted for PyTorch's programs; batches are always
+    made in this process (the same batches PyTorch's worker processes would make).
     """
 
     dataset: Any
@@ -140,6 +196,8 @@ class DataLoader:
         generator: Optional[np.random.Generator] = None,
         seed: Optional[int] = None,
         collate_fn: Optional[Callable[[List[Any]], Any]] = None,
+        num_workers: int = 0,
+        pin_memory: bool = False,
     ):
         if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
             raise TypeError(f"DataLoader needs a data set with __getitem__ and __len__, got {type(dataset).__name__}")
@@ -154,12 +212,20 @@ class DataLoader:
             )
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
             raise TypeError(f"seed should be an int, got {type(seed).__name__} {seed!r}")
+        if isinstance(num_workers, bool) or not isinstance(num_workers, numbers.Integral) or num_workers < 0:
+            raise ValueError(
+                f"num_workers option should be non-negative; use num_workers=0 to disable multiprocessing "
+                f"(got num_workers={num_workers!r})"
+            )
+        if not isinstance(pin_memory, bool):
+            raise ValueError(f"pin_memory should be a boolean value, but got pin_memory={pin_memory!r}")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"collate_fn should be callable, got {type(collate_fn).__name__}")
         self.dataset = dataset
         self.batch_size = int(batch_size)
         self.shuffle, self.drop_last = shuffle, drop_last
         self.collate_fn = collate_fn
+        self.num_workers, self.pin_memory = int(num_workers), pin_memory  # (attributes, as PyTorch's loader has)
         # A seed makes one generator for the loader's life, so each epoch still gets a new order.
         self.generator = random.generator(seed=seed, generator=generator) if (seed, generator) != (None, None) else None
 
