@@ -28,6 +28,7 @@ from .tasks import (
     Task,
     enclosing_function,
     heading_for,
+    module_notebooks,
     notebook_headings,
     section_of_cell,
     stage_notebook,
@@ -188,11 +189,13 @@ def _check_indent(lines: List[str], region: Region, at: Callable[[int], str]) ->
 
 
 def _see(root: Path, stage: str, headings_of: Callable[[str], list]) -> str:
-    notebook = stage_notebook(root, stage)
-    if notebook is None:
-        return "docs/course.md"
-    heading = heading_for(stage, headings_of(notebook))
-    return f'{notebook}, section "{heading}"' if heading else notebook
+    # the module's notebook whose section teaches the stage, else the module's first notebook
+    for notebook in module_notebooks(root, stage):
+        heading = heading_for(stage, headings_of(notebook))
+        if heading:
+            return f'{notebook}, section "{heading}"'
+    first = stage_notebook(root, stage)
+    return first if first is not None else "docs/course.md"
 
 
 def _headings_reader(root: Path) -> Callable[[str], list]:

@@ -118,8 +118,16 @@ def section_of_cell(cell: int, headings: List[Tuple[int, str]]) -> Optional[str]
     return above[-1] if above else None
 
 
-def stage_notebook(root: Path, stage: str) -> Optional[str]:
-    """The notebook of the stage's module (``notebooks/module0_*.ipynb``), relative to root."""
+def module_notebooks(root: Path, stage: str) -> List[str]:
+    """The notebooks of the stage's module (``notebooks/module3_*.ipynb``, in order), relative to root.
+
+    A module's course may take more than one notebook (module 3: the fast backend, then cuda).
+    """
     module = stage.split(".")[0]
-    found = sorted((root / "notebooks").glob(f"module{module}_*.ipynb"))
-    return found[0].relative_to(root).as_posix() if found else None
+    return [p.relative_to(root).as_posix() for p in sorted((root / "notebooks").glob(f"module{module}_*.ipynb"))]
+
+
+def stage_notebook(root: Path, stage: str) -> Optional[str]:
+    """The first notebook of the stage's module, relative to root (None if the module has none)."""
+    found = module_notebooks(root, stage)
+    return found[0] if found else None
