@@ -6,6 +6,7 @@ so one engine differentiates Scalars and Tensors alike.
 """
 
 import builtins
+import copy
 import numbers
 from collections import namedtuple
 from typing import Any, Optional, Tuple, Union
@@ -222,6 +223,21 @@ class Tensor(Variable):
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""
         return self._keep(self._new(self._data))
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """``copy.deepcopy``: a leaf's values in new storage, with its requires_grad and a copy of its grad."""
+        if not self.is_leaf:  # PyTorch's rule: copying a graph's inner node would copy half a graph
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol; "
+                "deepcopy t.detach() instead"
+            )
+        out = self.detach().clone()
+        memo[id(self)] = out
+        if self.requires_grad:
+            out.requires_grad_(True)
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient (``.grad = None``)."""

@@ -224,3 +224,28 @@ def test_load_takes_map_location_and_weights_only(tmp_path):
         torchlight.load(path, "fast", map_location="cpu")
     with pytest.raises(TypeError, match="weights_only"):
         torchlight.load(path, weights_only="yes")
+
+
+def test_deepcopy_of_tensors_state_dicts_and_modules():
+    # PyTorch's tutorials keep the best weights with copy.deepcopy(model.state_dict()).
+    import copy
+
+    torchlight.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+    x = torchlight.rand(4, 3)
+    model(x).sum().backward()
+    saved = copy.deepcopy(model.state_dict())
+    twin = copy.deepcopy(model)
+    before = model(x).to_numpy()
+    for p in model.parameters():  # change the original in place: the copies must not follow
+        p.value.data.add_(1.0)
+    np.testing.assert_array_equal(twin(x).to_numpy(), before)
+    fresh = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+    fresh.load_state_dict(saved)
+    np.testing.assert_array_equal(fresh(x).to_numpy(), before)
+    w = model[0].weight
+    w_copy = copy.deepcopy(w)
+    assert w_copy.requires_grad and w_copy.grad is not None
+    np.testing.assert_array_equal(w_copy.grad.to_numpy(), w.grad.to_numpy())
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(model(x))

@@ -70,6 +70,10 @@ class TensorBackend:
     def __repr__(self) -> str:
         return f"TensorBackend('{self.name}')"
 
+    def __deepcopy__(self, memo: dict) -> "TensorBackend":
+        # One backend per name: a deep copy of a tensor or a module keeps using it.
+        return self
+
     def _check(self, op: str, *tensors: Any) -> None:
         # The callers on hot paths test ``t.backend is not self`` first and call this only to raise.
         for t in tensors:
