@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from torchlight import grading
 from torchlight.course import Course, Task, find_regions
-from torchlight.course.tasks import heading_for, notebook_headings, stage_notebook
+from torchlight.course.tasks import heading_for, module_notebooks, notebook_headings
 
 __all__ = ["StagePages"]
 
@@ -39,13 +39,16 @@ class StagePages:
         """The module's stages in course order (``["0.1", "0.2", ...]``)."""
         return [s for s in self.course.stages if s.split(".")[0] == module]
 
-    def notebook(self, module: str) -> Optional[str]:
-        """The module's notebook, relative to the checkout (``notebooks/module0_....ipynb``)."""
-        return stage_notebook(self.root, f"{module}.1")
+    def teaching_notebook(self, stage: str) -> Optional[str]:
+        """The notebook of the stage's module with a section for the stage (module 3 has two)."""
+        for notebook in module_notebooks(self.root, stage):
+            if self._taught_in(notebook, stage):
+                return notebook
+        return None
 
     def heading(self, stage: str) -> str:
         """The stage's name as its notebook's section has it (``0.1 Operators``), else from setup.cfg."""
-        notebook = stage_notebook(self.root, stage)
+        notebook = self.teaching_notebook(stage)
         if notebook is not None:
             cells = json.loads((self.root / notebook).read_text(encoding="utf-8"))["cells"]
             found = heading_for(stage, notebook_headings(cells))
@@ -106,11 +109,11 @@ class StagePages:
         if module not in self.modules:
             raise ValueError(f"no module {module!r}; the course has modules {', '.join(self.modules)}")
         out: List[str] = []
-        notebook = self.notebook(module)
         for stage in self.stages_of(module):
             self.shown.append(stage)
             out += [f"## {self.heading(stage)} {{#stage-{stage}}}", ""]
-            if notebook is not None and self._taught_in(notebook, stage):
+            notebook = self.teaching_notebook(stage)
+            if notebook is not None:
                 name = notebook.split("/", 1)[1]
                 anchor = f"{notebook_link.format(name=name)}#{slugify(self.heading(stage))}"
                 out += [f"Taught in [{self.heading(stage)}]({anchor}) of the notebook.", ""]
