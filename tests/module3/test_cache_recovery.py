@@ -22,7 +22,8 @@ import pytest
 
 from torchlight.backends import fast_cache
 
-pytestmark = pytest.mark.task3_2
+# No stage marker: the kernel cache and the launch lock are the library's, not code a student
+# writes in 3.2, so these run in the suite (module 3) but not in a stage's grade.
 
 TIMEOUT = 240  # seconds; a cold compile takes about ten on an idle machine
 EVERYTHING = ("zip", "map", "neg", "reduce", "matmul")

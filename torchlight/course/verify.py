@@ -156,6 +156,9 @@ def verify(
             PYTHONDONTWRITEBYTECODE="1",
             NUMBA_CACHE_DIR=str(work / "numba_cache"),
             TORCHLIGHT_CACHE_DIR=str(work / "torchlight_cache"),
+            # Every check runs, each property with 5 random cases: verify asks whether a stage goes
+            # red without its code and green with it; the breadth of 25 cases is the suite's job.
+            TORCHLIGHT_EXAMPLES=os.environ.get("TORCHLIGHT_EXAMPLES", "5"),
         )
         for probe in probes:
             edition.solve(probe.solved)
