@@ -54,11 +54,14 @@ def test_tensor_dataset_items_and_length():
     [
         ((), ValueError, "at least one tensor"),
         ((np.zeros(3),), TypeError, r"tensors\[0\] is a ndarray, expected a Tensor"),
-        ((torchlight.tensor(1.0),), ValueError, "0-d"),
-        ((torchlight.zeros(3, 2), torchlight.zeros(4)), ValueError, r"Size mismatch.*\[\(3, 2\), \(4,\)\]"),
+        (((),), ValueError, "0-d"),
+        (((3, 2), (4,)), ValueError, r"Size mismatch.*\[\(3, 2\), \(4,\)\]"),
     ],
 )
 def test_tensor_dataset_errors(tensors, error, message):
+    # shapes stand for tensors, made in the test: importing this file builds no tensor (a student
+    # edition collects it whatever stage the student is at)
+    tensors = [torchlight.zeros(*t) if isinstance(t, tuple) else t for t in tensors]
     with pytest.raises(error, match=message):
         TensorDataset(*tensors)
 
