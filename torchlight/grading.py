@@ -544,6 +544,9 @@ def _pytest(folders: Sequence[Path], markexpr: str) -> Tuple[_Collector, int, st
         "no:faulthandler",  # leaves the notebook kernel's (or outer pytest's) stderr alone
         "--import-mode=importlib",  # no sys.path changes in the caller's process
         "--continue-on-collection-errors",  # one broken file must not hide every other result
+        # Python's own traceback text: the table shows only each failure's message and example,
+        # and pytest's long style re-parses source files per frame (minutes for a whole edition)
+        "--tb=native",
         "-q",
     ]
     output = io.StringIO()
