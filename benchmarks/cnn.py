@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent))  # the project package (train_cnn's LeNet)
 
 import numpy as np  # noqa: E402
+from conv import table  # noqa: E402  (the same markdown table as the conv benchmark)
 from timing import compare, format_time  # noqa: E402
 
 import torchlight  # noqa: E402
@@ -273,13 +274,6 @@ def numba_threads() -> int:
     import numba
 
     return numba.get_num_threads()
-
-
-def table(header: List[str], rows: List[List[str]]) -> str:
-    """A markdown table whose columns line up in a terminal too (as run.py's)."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
 
 
 def main(argv=None) -> int:
