@@ -42,7 +42,7 @@ from numba import cuda
 
 from .. import indexing, scalar
 from ..tensor_data import TensorData, _valid_shape, prod, strides_from_shape
-from . import fast_parallel
+from . import cuda_simulator, fast_parallel
 from .base import TensorBackend
 
 # Whether the kernels run in numba's simulator (NUMBA_ENABLE_CUDASIM=1) rather than on a GPU.
@@ -63,6 +63,7 @@ if SIMULATOR:
     # paths (several values per thread, several lines per block, several tiles along k) on the
     # small tensors of the tests (tests/module3/test_cuda_kernels.py also runs larger blocks).
     THREADS, REDUCE_THREADS, LINE_THREADS, TILE = 4, 4, 2, 2
+    cuda_simulator.lock_shared_arrays()  # (threads could get different "shared" arrays: see there)
 # Python's switch interval while a simulated block waits at syncthreads: numba's block manager
 # polls its threads, and with Python's default (5 ms) each round of waiting costs milliseconds.
 SIMULATOR_SWITCH_INTERVAL = 0.0001
