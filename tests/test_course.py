@@ -371,7 +371,7 @@ def test_verify_passes_on_a_good_course(tmp_path):
     said = []
     assert verify(Course.load(_course(tmp_path)), say=said.append) == 0, "\n".join(said)
     report = "\n".join(said)
-    assert "verify passed for 2 stage(s)" in report
+    assert "verify passed: 2 stage(s) checked" in report
     assert "3 of 3 fail, all at Task 0.1 stubs" in report and "1 of 2 fail, all at Task 0.2 stubs" in report
 
 

@@ -18,7 +18,10 @@ pytestmark = [pytest.mark.module0, pytest.mark.task0_1]
 def test_a_real_stage_passes_and_counts_its_checks():
     result = grading.grade("0.1", show=False)
     assert result.passed, result.to_text()
-    assert result.total > 0 and result.counts["passed"] == result.total
+    # every check ran and passed, but those compared with PyTorch, skipped where it is not installed
+    skipped = [row for row in result.rows if row.outcome == "skipped"]
+    assert result.counts["passed"] > 0 and result.counts["passed"] + len(skipped) == result.total
+    assert all("torch" in row.message for row in skipped), [row.message for row in skipped]
     assert all(row.stage == "0.1" for row in result.rows)
     assert "PASSED" in result.summary()
 

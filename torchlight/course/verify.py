@@ -199,7 +199,8 @@ def verify(
         say(f"\nstage {c.stage}:")
         say("\n".join(f"  - {p}" for p in c.problems))
     ok = not bad and full_ok
-    say(f"\nverify {'passed' if ok else 'FAILED'} for {len(todo)} stage(s) in {time.perf_counter() - start:.0f} s")
+    verdict = "passed" if ok else f"FAILED ({len(bad)} stage(s) wrong{'' if full_ok else ', and the full edition'})"
+    say(f"\nverify {verdict}: {len(todo)} stage(s) checked in {time.perf_counter() - start:.0f} s")
     return 0 if ok else 1
 
 
