@@ -25,9 +25,11 @@ def lock_shared_arrays() -> None:
         return
     lock = threading.Lock()
 
-    def array(self: Any, shape: Any, dtype: Any) -> np.ndarray:
-        if shape == 0:  # dynamic shared memory: one buffer for all, made before the threads start
-            return unlocked(self, shape, dtype)
+    def array(self: Any, shape: Any, dtype: Any, *options: Any, **named: Any) -> np.ndarray:
+        if shape == 0 or any(o is not None for o in (*options, *named.values())):
+            # dynamic shared memory (one buffer, made before the threads start), or an option
+            # (numba-cuda's alignment) that the simulator refuses: as the simulator does it
+            return unlocked(self, shape, dtype, *options, **named)
         caller = sys._getframe(1)  # the array of this line of the kernel (as the simulator keys it)
         key = (caller.f_code.co_filename, caller.f_lineno)
         with lock:
