@@ -37,8 +37,12 @@ def test_a_broken_operator_fails_the_stage_and_the_table_names_the_test(monkeypa
     shown = capsys.readouterr().out  # outside a notebook, the table is printed as text
     assert "NOT PASSED" in shown and "FAIL  test_operators.py::test_mul" in shown
     assert "test_operators.py::test_mul" in result.to_html()
+
+
+def test_strict_grading_raises_when_the_stage_fails(tmp_path):
+    suite = _suite(tmp_path, "import pytest\n\n@pytest.mark.task0_1\ndef test_one():\n    assert 1 == 2\n")
     with pytest.raises(grading.StageFailed):
-        grading.grade("0.1", strict=True, show=False)
+        grading.grade("0.1", strict=True, show=False, tests_dir=suite)
 
 
 def test_unknown_stage_lists_the_valid_ones():

@@ -25,10 +25,10 @@ def run(tmp_path, *args):
 
 
 def test_tensor_network_learns_xor(tmp_path, capsys):
-    result = run(tmp_path, "--dataset", "xor", "--n", "60", "--epochs", "200")
+    result = run(tmp_path, "--dataset", "xor", "--n", "60", "--epochs", "100")
     assert result.backend == "simple"
     assert result.accuracy == 1.0 and result.accuracies[-1] == 1.0
-    assert len(result.losses) == 200 and result.losses[-1] < result.losses[0] / 10
+    assert len(result.losses) == 100 and result.losses[-1] < result.losses[0] / 10
     out = capsys.readouterr().out
     assert "backend: simple" in out
     assert "final accuracy 100.0% (60/60)" in out
@@ -37,7 +37,7 @@ def test_tensor_network_learns_xor(tmp_path, capsys):
 
 
 def test_tensor_network_learns_split(tmp_path):
-    result = run(tmp_path, "--dataset", "split", "--n", "100", "--epochs", "150")
+    result = run(tmp_path, "--dataset", "split", "--n", "60", "--epochs", "100")
     assert result.accuracy >= 0.95
     assert_png(tmp_path / "boundary.png")
 
