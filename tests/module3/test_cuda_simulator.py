@@ -2,7 +2,7 @@
 every thread of a block gets the same shared array, however the simulated threads interleave.
 
 The simulator's threads race for a shared array only when one is switched out while making it;
-here numpy's ``empty``, as the simulator sees it, sleeps, so that they always would."""
+here numpy's ``empty``, as the simulator and the repair see it, sleeps, so that they always would."""
 
 import time
 
@@ -18,6 +18,7 @@ try:
 except backends.BackendUnavailable as e:
     pytest.skip(str(e), allow_module_level=True)
 from torchlight.backends import cuda as kernels  # noqa: E402
+from torchlight.backends import cuda_simulator  # noqa: E402
 
 if not kernels.SIMULATOR:
     pytest.skip("the cuda backend runs on a GPU here, not in numba's simulator", allow_module_level=True)
@@ -45,7 +46,9 @@ def _reverse_through_shared(out):
 
 
 def test_the_threads_of_a_block_share_one_array(monkeypatch):
+    # where the simulator makes its arrays, and where the repair does
     monkeypatch.setattr(kernelapi, "np", _SlowNumpy())
+    monkeypatch.setattr(cuda_simulator, "np", _SlowNumpy())
     for _ in range(5):  # (unrepaired, most launches gave some thread an array of its own)
         out = np.zeros(4)
         _reverse_through_shared[1, 4](out)
