@@ -35,7 +35,7 @@ def lock_shared_arrays() -> None:
         with lock:
             found = self._allocations.get(key)
             if found is None:
-                found = self._allocations[key] = np.empty(shape, np.dtype(_numpy_dtype(dtype)))
+                found = self._allocations[key] = np.empty(shape, _numpy_dtype(dtype))
         return found
 
     array.locked = True  # type: ignore[attr-defined]
