@@ -3,9 +3,9 @@
 import numbers
 from typing import Any, Optional
 
-from .autograd import is_grad_enabled
 from .autograd import scalar_functions as F
-from .autograd.function_api import History
+from .autograd.function import History
+from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import backpropagate
 from .autograd.variable import Variable
 

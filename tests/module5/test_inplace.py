@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import torchlight
-from torchlight.autograd import Context, Function, InplaceFunction, gradcheck, no_grad
+from torchlight.autograd import Context, Function, InplaceFunction, gradcheck, inplace_tracking, no_grad
 
 from .cases import CASES
 from .helpers import assert_close, torch_leaves
@@ -314,7 +314,7 @@ def test_saved_tensors_can_be_read_back_in_forward_order():
     ctx = Context()
     a, b = torchlight.tensor([1.0]), torchlight.tensor([2.0])
     ctx.save_for_backward(a, None, b)
-    ctx._snapshot_versions()
+    inplace_tracking.snapshot_saved(ctx)
     assert ctx.saved_tensors[0] is a and ctx.saved_tensors[1] is None and ctx.saved_tensors[2] is b
 
 

@@ -1,11 +1,14 @@
 """torchlight.autograd: the autodiff engine shared by Scalar and Tensor (reverse and forward mode)."""
 
-from . import forward_ad, functional  # noqa: E402  (torchlight.autograd.forward_ad, .functional)
+from . import forward_ad, functional, inplace_tracking  # (module 5's files register themselves)
 from .engine import grad
-from .function_api import Context, Function, History, InplaceFunction, NestedIOFunction
+from .function import Context, Function, History
+from .function_api import InplaceFunction, NestedIOFunction
+from .functional import gradgradcheck
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck
 from .graph import backpropagate, topological_sort
-from .numeric import GradcheckError, central_difference, gradcheck, gradgradcheck
+from .numeric import central_difference
 from .once_differentiable import once_differentiable
 from .variable import Variable
 

@@ -1,17 +1,116 @@
-"""Module 5: the backward engine behind ``Tensor.backward`` and ``autograd.grad``.
+"""Module 5: what PyTorch's ``backward`` adds to module 1's walk (``graph.backpropagate``).
 
-It is module 1's ``backpropagate`` with what PyTorch's ``backward`` adds: several roots at once;
-Functions with several outputs, whose backward runs once with all of their gradients; saved
-values freed as soon as they are used (unless ``retain_graph``); the backward pass recorded as a
-graph of its own (``create_graph``, for higher-order gradients); and gradients returned for chosen
-``inputs`` instead of accumulated into leaves.
+The walk stays the one in ``graph.py``; this file gives it a pass (``EnginePass``) that does more
+at each node: a Function with several outputs runs its backward once, with all of their
+gradients; saved values are freed as soon as they are used (unless ``retain_graph``); the backward
+pass is recorded as a graph of its own (``create_graph``, for higher-order gradients); and
+gradients can be returned for chosen ``inputs`` instead of accumulated into leaves. Several roots
+at once (``autograd.grad`` of several outputs) hang under one extra node, as PyTorch's GraphRoot.
 """
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .grad_mode import _set_mode
-from .graph import topological_sort
+from ..extension import extends
+from .function import Context, Function, History
+from .graph import BackwardPass, backpropagate, topological_sort
 from .variable import Variable
+
+
+class EnginePass(BackwardPass):
+    """A backward pass with PyTorch's options."""
+
+    def __init__(
+        self,
+        root: Variable,
+        retain_graph: bool = True,
+        create_graph: bool = False,
+        inputs: Optional[Sequence[Variable]] = None,
+    ):
+        self.root = root
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        # unique_id -> gradient, for the inputs whose gradients are returned (None: accumulate)
+        self.wanted: Optional[Dict[int, Any]] = None if inputs is None else {v.unique_id: None for v in inputs}
+        self.slots: Dict[int, list] = {}  # id(History) -> gradients of its outputs, while gathered
+        self.left: Optional[Dict[int, int]] = None  # id(History) -> outputs not yet reached
+
+    def leaf(self, node: Variable, d: Any) -> None:
+        if self.wanted is None:
+            node.accumulate_derivative(d)
+        elif node.unique_id in self.wanted:
+            self.wanted[node.unique_id] = d
+
+    def chain_rule(self, node: Variable, d: Optional[Any]) -> Iterable[Tuple[Variable, Any]]:
+        if self.wanted is not None and node.unique_id in self.wanted:
+            self.wanted[node.unique_id] = d
+        h = node.history
+        if h.num_outputs == 1:
+            if d is None:
+                return ()
+            pairs = h.chain_rule([d])
+        else:
+            grads = self._gather(node, d)
+            if grads is None:
+                return ()
+            pairs = h.chain_rule(grads)
+        if not self.retain_graph:
+            h.ctx._free()
+        return pairs
+
+    def _gather(self, node: Variable, d: Optional[Any]) -> Optional[list]:
+        """The gradients of all outputs of ``node``'s Function once the last of them has been
+        reached (every output comes before the Function's inputs in the walk), else None."""
+        h = node.history
+        if self.left is None:  # counted once, on the first Function with several outputs
+            self.left = {}
+            for v in topological_sort(self.root):
+                if v.history.num_outputs > 1:
+                    self.left[id(v.history)] = self.left.get(id(v.history), 0) + 1
+        key = id(h)
+        grads = self.slots.setdefault(key, [None] * h.num_outputs)
+        grads[node._output_nr] = d
+        self.left[key] -= 1
+        if self.left[key]:
+            return None
+        del self.slots[key]
+        return None if all(g is None for g in grads) else grads
+
+    def gradients(self, inputs: Sequence[Variable]) -> List[Any]:
+        """The gradients gathered for ``inputs`` (None for one the walk did not reach)."""
+        assert self.wanted is not None
+        return [self.wanted[v.unique_id] for v in inputs]
+
+
+@extends(BackwardPass)
+class _EngineMake:
+    @classmethod
+    def make(cls, root: Variable, retain_graph: bool = True, create_graph: bool = False) -> BackwardPass:
+        """The pass ``Tensor.backward`` runs: this module's, with ``retain_graph`` and ``create_graph``."""
+        return EnginePass(root, retain_graph, create_graph)
+
+
+class _GraphRoot(Function):
+    """The node above several roots: its backward hands each root its starting gradient."""
+
+    @staticmethod
+    def forward(ctx, *roots):
+        return 0.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return ctx.derivs
+
+
+class _Root(Variable):
+    """The variable made by ``_GraphRoot``: the walk's start when there are several roots."""
+
+    def __init__(self, roots: Sequence[Variable], derivs: Sequence[Any]):
+        ctx = Context()
+        ctx.derivs = tuple(derivs)
+        self.history = History(_GraphRoot, ctx, roots)
+        self._output_nr = 0
+        self.unique_id = Variable._next_id()
+        self.grad = None
 
 
 def run_backward(
@@ -23,83 +122,13 @@ def run_backward(
 ) -> Optional[List[Any]]:
     """Backpropagate ``derivs`` from ``roots``. With ``inputs``, return their gradients instead of
     accumulating into leaves."""
-    order = _sort(roots)
-    pending: Dict[int, Any] = {}
-    for root, d in zip(roots, derivs, strict=True):
-        key = root.unique_id
-        pending[key] = d if key not in pending else pending[key] + d
-    wanted = None if inputs is None else {v.unique_id: None for v in inputs}
-    outputs = _OutputGradients(order)
-    old = _set_mode(create_graph)
-    try:
-        for v in reversed(order):
-            d = pending.pop(v.unique_id, None)
-            if wanted is not None and v.unique_id in wanted:
-                wanted[v.unique_id] = d
-            h = v.history
-            if h.last_fn is None:
-                if d is not None and wanted is None:
-                    v.accumulate_derivative(d)
-                continue
-            grads: Optional[list]
-            if h.num_outputs == 1:
-                if d is None:
-                    continue
-                grads = [d]
-            else:
-                grads = outputs.collect(v, d)
-                if grads is None:
-                    continue
-            for parent, d_parent in h.chain_rule(grads):
-                key = parent.unique_id
-                pending[key] = d_parent if key not in pending else pending[key] + d_parent
-            if not retain_graph:
-                h.ctx._free()
-    finally:
-        _set_mode(*old)
-    return None if inputs is None or wanted is None else [wanted[v.unique_id] for v in inputs]
-
-
-def _sort(roots: Sequence[Variable]) -> List[Variable]:
-    """A topological order of everything several roots depend on: each root's, without repeats.
-    (Parents precede their users in each root's order, so also in the concatenation.)"""
     if len(roots) == 1:
-        return topological_sort(roots[0])
-    # BEGIN SOLUTION 5.3: one order for several roots (autograd.grad of several outputs)
-    seen: set = set()
-    order = []
-    for root in roots:
-        for v in topological_sort(root):
-            if v.unique_id not in seen:
-                seen.add(v.unique_id)
-                order.append(v)
-    return order
-    # END SOLUTION 5.3
-
-
-class _OutputGradients:
-    """Gathers the gradients of a Function's several outputs: its backward runs once, when the
-    last of them in the order has been reached (every output precedes the Function's inputs)."""
-
-    def __init__(self, order: List[Variable]):
-        self.left: Dict[int, int] = {}
-        for v in order:
-            h = v.history
-            if h.num_outputs > 1:
-                self.left[id(h)] = self.left.get(id(h), 0) + 1
-        self.slots: Dict[int, list] = {}
-
-    def collect(self, v: Variable, d: Any) -> Optional[list]:
-        """The gradients to call backward with now, or None if that is not yet (or never) due."""
-        h = v.history
-        key = id(h)
-        grads = self.slots.setdefault(key, [None] * h.num_outputs)
-        grads[v._output_nr] = d
-        self.left[key] -= 1
-        if self.left[key]:
-            return None
-        del self.slots[key]
-        return None if all(g is None for g in grads) else grads
+        root, deriv = roots[0], derivs[0]
+    else:
+        root, deriv = _Root(roots, derivs), 1.0
+    visit = EnginePass(root, retain_graph, create_graph, inputs)
+    backpropagate(root, deriv, visit)
+    return None if inputs is None else visit.gradients(inputs)
 
 
 def grad(

@@ -19,7 +19,9 @@ import itertools
 from collections import namedtuple
 from typing import Any, List, Optional, Tuple
 
-from .function_api import Function
+from ..extension import extends
+from . import function_api  # noqa: F401  (Function.jvp, Context.save_for_forward)
+from .function import Function
 from .grad_mode import _dual_level, _set_mode, is_grad_enabled
 from .variable import Variable
 
@@ -147,7 +149,7 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
     if all(t is None for t in tangents):
         return
     # END SOLUTION 5.4
-    if not fn._has_jvp:
+    if getattr(fn.jvp, "_default", False):
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward "
             f"mode AD ({fn.__name__} got inputs with tangents but defines no jvp(ctx, *grad_inputs))."
@@ -178,3 +180,10 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
             absent = t is None or any(w is x for x in nondiff)
             w._set_tangent(level, None if absent else w._match_tangent(t, fn.name, i))
     # END SOLUTION 5.4
+
+
+@extends(Function)
+class _ForwardMode:
+    @classmethod
+    def _forward_mode(cls, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level: int) -> None:
+        run_jvp(cls, ctx, args, outputs, level)

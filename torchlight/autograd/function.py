@@ -3,18 +3,23 @@
 A Function's ``forward`` computes on raw values (floats for Scalars; for Tensors the tensors
 themselves, with recording switched off). ``apply`` runs it and, when an input needs a gradient,
 gives the outputs a ``History``: the Function, its Context and its inputs. ``backward`` maps the
-gradient of the output to gradients of the inputs (``History.chain_rule``).
+gradients of the outputs to gradients of the inputs (``History.chain_rule``).
 
-This is the core that module 1 builds. Module 5 extends it, in ``function_api.py``, with the rest
-of PyTorch's Function API (``setup_context``, several outputs, ``mark_dirty``, forward-mode AD);
-``torchlight.autograd.Function`` is that extended class, and its ``apply`` does the steps of the
-one here in a single pass (every operation pays for apply).
+This is the one engine: every Scalar and Tensor operation goes through this ``apply``. Module 5
+adds the rest of PyTorch's Function API from its own files (``function_api.py``: the combined
+forward style; ``inplace_tracking.py``: ``mark_dirty`` and version counters; ``forward_ad.py``:
+``jvp``). It plugs into the steps below at the methods marked ``@extension_point``, and into the
+empty defaults of ``Context`` that its methods fill; it never repeats a step.
 """
 
+import itertools
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from .grad_mode import _set_mode, is_grad_enabled
+from ..extension import extension_point
+from .grad_mode import _state
 from .variable import Variable
+
+_stamps = itertools.count()
 
 
 class Context:
@@ -24,6 +29,10 @@ class Context:
     no_grad = False
     needs_input_grad: Tuple[bool, ...] = ()
     _saved: Tuple[Any, ...] = ()
+    _fn: Any = None  # the Function class this Context serves (for error messages)
+    # What module 5's methods record (ctx.mark_dirty(...) and so on); empty until they are called.
+    _dirty: Tuple[Any, ...] = ()
+    _non_differentiable: Tuple[Any, ...] = ()
 
     if TYPE_CHECKING:  # a Function keeps its own values on ctx (ctx.shape = ...), as in PyTorch
 
@@ -44,13 +53,19 @@ class Context:
     @property
     def saved_tensors(self) -> Tuple[Any, ...]:
         """The values given to ``save_for_backward``."""
-        return self._saved
+        return self._read_saved()
 
     # MiniTorch's spelling, kept so that its exercises run unchanged.
     @property
     def saved_values(self) -> Tuple[Any, ...]:
         """The same as ``saved_tensors``."""
         return self.saved_tensors
+
+    @extension_point
+    def _read_saved(self) -> Tuple[Any, ...]:
+        """The saved values as backward reads them. Module 5 refuses values changed in place since
+        they were saved, or freed by an earlier backward, and gives ``jvp`` its own."""
+        return self._saved
 
 
 class History:
@@ -59,23 +74,33 @@ class History:
     A leaf has ``last_fn=None``.
     """
 
-    __slots__ = ("last_fn", "ctx", "inputs")
-    num_outputs = 1  # a module 1 Function has one output (module 5 allows more)
-    # The Function class and its Context; both None for a leaf.
-    last_fn: Any
-    ctx: Any
+    # A Function with several outputs gives them one History (module 5); ``output_meta`` then
+    # holds, per output, what building a zero gradient for it takes (see backward_results).
+    num_outputs = 1
+    output_meta: Tuple[Any, ...] = ()
+    # For an in-place operation (module 5): output index -> the node that output was before.
+    previous: Any = None
 
     def __init__(self, last_fn: Any = None, ctx: Optional[Context] = None, inputs=()):
+        # The Function class and its Context; both None for a leaf.
         self.last_fn = last_fn
         self.ctx = ctx
         self.inputs = tuple(inputs)
+        # Creation order: tells which of two nodes came first (module 5, in-place changes).
+        self.stamp = next(_stamps)
 
     def input_nodes(self) -> List[Optional[Variable]]:
         """For each input, the graph node it stands for (None for a constant or a plain number)."""
-        return [x if isinstance(x, Variable) and x.history is not None else None for x in self.inputs]
+        return [self._recorded_node(x) if isinstance(x, Variable) and x.history is not None else None for x in self.inputs]
+
+    @extension_point
+    def _recorded_node(self, x: Variable) -> Optional[Variable]:
+        """The node input ``x`` stood for when this History was made: ``x`` itself, unless module 5's
+        in-place tracking finds that ``x`` was changed in place since."""
+        return x
 
     def chain_rule(self, grads: List[Any]) -> List[Tuple[Variable, Any]]:
-        """Run backward with the output's gradient; return (input, gradient) pairs for inputs in the graph."""
+        """Run backward with the outputs' gradients; return (input, gradient) pairs for inputs in the graph."""
         # HINT: self.backward_results(grads) gives one gradient per input (None where there is none);
         # HINT: pass each through node._match_grad(g, self.last_fn.name, i) (it checks its shape).
         # BEGIN SOLUTION 1.3
@@ -89,17 +114,35 @@ class History:
 
     def backward_results(self, grads: List[Any]) -> Tuple[Any, ...]:
         """The Function's backward at this node: one gradient per input, checked."""
+        if self.output_meta and None in grads:  # some of several outputs got no gradient
+            grads = self._missing_grads(grads)
         result = self.last_fn.backward(self.ctx, *grads)
-        result = result if isinstance(result, tuple) else (result,)
-        return self._check_result(result)
+        return self._check_result(result if isinstance(result, tuple) else (result,))
+
+    @extension_point
+    def _missing_grads(self, grads: List[Any]) -> List[Any]:
+        """The gradients backward receives when some outputs got none: None for those here;
+        module 5 gives them zeros unless the Function set ``ctx.set_materialize_grads(False)``."""
+        return grads
 
     def _check_result(self, result: Tuple[Any, ...]) -> Tuple[Any, ...]:
-        # One gradient per input: fewer or more would silently drop or misplace gradients.
-        if len(result) != len(self.inputs):
-            raise RuntimeError(
-                f"function {self.last_fn.name} returned an incorrect number of gradients "
-                f"(expected {len(self.inputs)}, got {len(result)})"
-            )
+        """One gradient per input (extra trailing Nones allowed, as PyTorch), None for a non-Variable."""
+        n = len(self.inputs)
+        if len(result) != n:
+            # Fewer or more would silently drop or misplace gradients.
+            if len(result) < n or any(g is not None for g in result[n:]):
+                raise RuntimeError(
+                    f"function {self.last_fn.name} returned an incorrect number of gradients "
+                    f"(expected {n}, got {len(result)})"
+                )
+            result = result[:n]
+        for i, x in enumerate(self.inputs):
+            if result[i] is not None and not isinstance(x, Variable):
+                raise RuntimeError(
+                    f"function {self.last_fn.name} returned a gradient different than None at position "
+                    f"{i}, but the corresponding forward input was not a Variable (it was "
+                    f"{type(x).__name__}); return None for it"
+                )
         return result
 
 
@@ -117,8 +160,11 @@ class FunctionMeta(type):
 class Function(metaclass=FunctionMeta):
     """An operation with a derivative. Subclass it, write ``forward`` and ``backward``, call ``apply``."""
 
+    # True for a Function whose output shares its first input's storage (a view, e.g. Permute).
+    returns_view = False
+
     @staticmethod
-    def forward(ctx: Context, *args: Any) -> Any:
+    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         """Compute the result from raw values."""
         raise NotImplementedError("a Function subclass must define forward")
 
@@ -136,30 +182,74 @@ class Function(metaclass=FunctionMeta):
             return cls.apply(*unheld(args), **kwargs)
         ctx = Context()
         ctx.needs_input_grad = needs
-        out = cls._forward(ctx, raw, kwargs)
+        ctx._fn = cls
+        # forward's own operations (on tensors) are not recorded, nor given tangents. The list is
+        # this thread's grad mode (grad_mode._state), written in place: two calls fewer per operation.
+        mode = _state.mode
+        enabled, level = mode
+        mode[0], mode[1] = False, None
+        try:
+            out = cls._run_forward(ctx, raw, kwargs)
+        finally:
+            mode[0], mode[1] = enabled, level
         if kind is None:  # no Variable among the inputs: plain values in, plain values out
             return out
-        outputs = _wrap(out, args, kind)
-        if is_grad_enabled() and True in needs:
+        multiple = isinstance(out, tuple)
+        if ctx._dirty:  # forward changed inputs in place (module 5)
+            cls._check_dirty(ctx, raw, out if multiple else (out,))
+        outputs = _wrap(out if multiple else (out,), args, kind, ctx._dirty)
+        if enabled and True in needs:
             cls._record(ctx, args, outputs)
-        return tuple(outputs) if isinstance(out, tuple) else outputs[0]
+        if level is not None:  # inside forward_ad.dual_level() (module 5)
+            cls._forward_mode(ctx, args, outputs, level)
+        return tuple(outputs) if multiple else outputs[0]
 
     @classmethod
-    def _forward(cls, ctx: Context, raw: List[Any], kwargs: dict) -> Any:
-        # forward's own operations (on tensors) belong to no graph: recording is off.
-        old = _set_mode(False)
-        try:
-            return cls.forward(ctx, *raw, **kwargs)
-        finally:
-            _set_mode(*old)
+    @extension_point
+    def _run_forward(cls, ctx: Context, raw: List[Any], kwargs: dict) -> Any:
+        """Call forward. Module 5 adds the combined style: ``forward(*args)`` then ``setup_context``."""
+        return cls.forward(ctx, *raw, **kwargs)
 
     @classmethod
     def _record(cls, ctx: Context, args: Tuple[Any, ...], outputs: List[Any]) -> None:
         """Give the outputs one History: this Function, its ctx and the inputs."""
-        history = History(cls, ctx, args)
+        history = History(cls, ctx, args) if not ctx._dirty else cls._inplace_history(ctx, args, outputs)
+        n = len(outputs)
+        if n > 1:  # what building a zero gradient for each output takes (History.backward_results)
+            history.num_outputs = n
+            history.output_meta = tuple(
+                [(type(w), w._grad_meta()) if isinstance(w, Variable) else None for w in outputs]
+            )
+        nondiff = ctx._non_differentiable
         for i, w in enumerate(outputs):
-            if isinstance(w, Variable):
+            if isinstance(w, Variable) and not (nondiff and _is_one_of(w, nondiff)):
                 w._set_history(history, i)
+        if ctx._saved:
+            cls._saved_recorded(ctx)
+
+    # Extension points of module 5, called only when its features are in use.
+
+    @classmethod
+    @extension_point
+    def _check_dirty(cls, ctx: Context, raw: List[Any], outputs: Tuple[Any, ...]) -> None:
+        """Check the inputs forward changed in place (``ctx.mark_dirty``): module 5."""
+        raise NotImplementedError("in-place operations are module 5's (torchlight.autograd.inplace_tracking)")
+
+    @classmethod
+    @extension_point
+    def _inplace_history(cls, ctx: Context, args: Tuple[Any, ...], outputs: List[Any]) -> History:
+        """The History of an in-place application: module 5."""
+        raise NotImplementedError("in-place operations are module 5's (torchlight.autograd.inplace_tracking)")
+
+    @classmethod
+    @extension_point
+    def _saved_recorded(cls, ctx: Context) -> None:
+        """Called once values saved for backward belong to the graph: module 5 notes their versions."""
+
+    @classmethod
+    @extension_point
+    def _forward_mode(cls, ctx: Context, args: Tuple[Any, ...], outputs: List[Any], level: int) -> None:
+        """Give the outputs their tangents in forward-mode AD: module 5 (``forward_ad.py``)."""
 
 
 def _unpack(args: Tuple[Any, ...]) -> Tuple[Any, Tuple[bool, ...], List[Any]]:
@@ -193,15 +283,15 @@ def unheld(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
     )
 
 
-def _wrap(out: Any, args: Tuple[Any, ...], kind: Any) -> List[Any]:
+def _wrap(out: Tuple[Any, ...], args: Tuple[Any, ...], kind: Any, dirty: Tuple[Any, ...]) -> List[Any]:
     """forward's results as new variables of the inputs' kind (Scalar or Tensor)."""
     wrapped = []
-    for o in out if isinstance(out, tuple) else (out,):
+    for o in out:
         w = kind._wrap_output(o)
         if w is None:  # not a value (e.g. None): passed through as it is
             wrapped.append(o)
-        elif _is_one_of(w, args):  # forward returned an input: the output is a new node
-            wrapped.append(w._alias())
+        elif _is_one_of(w, args) and not (dirty and _is_one_of(w, dirty)):
+            wrapped.append(w._alias())  # forward returned an input unchanged: the output is a new node
         else:
             wrapped.append(w)
     return wrapped

@@ -1,4 +1,4 @@
-"""Module 5: derivatives of whole functions: ``jvp``, ``vjp`` and ``hvp``.
+"""Module 5: derivatives of whole functions: ``jvp``, ``vjp`` and ``hvp``; ``gradgradcheck``.
 
 These take a function of tensors and return its value together with a product of one of its
 derivative matrices with a vector, as ``torch.func.jvp`` and ``torch.autograd.functional``:
@@ -10,16 +10,22 @@ derivative matrices with a vector, as ``torch.func.jvp`` and ``torch.autograd.fu
 
 ``primals``, ``inputs``, ``tangents`` and ``v`` are a tensor or a tuple of tensors; results come
 back in the same form as the function's output (a tensor, or a tuple).
+
+``gradgradcheck`` checks second derivatives: ``gradcheck`` of the first derivatives, computed
+with ``create_graph=True``.
 """
 
 from typing import Any, Callable, List, Sequence, Tuple
 
+import numpy as np
+
 from . import forward_ad
 from .engine import grad
-from .function_api import History
+from .function import History
+from .gradcheck import _tensors, gradcheck
 from .variable import Variable
 
-__all__ = ["jvp", "vjp", "hvp"]
+__all__ = ["jvp", "vjp", "hvp", "gradgradcheck"]
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> Tuple[Any, Any]:
@@ -151,3 +157,36 @@ def _or_zeros(t: Any, like: Any) -> Any:
 def _like(template: Any, values: List[Any]) -> Any:
     """values as a tuple if template is a tuple or list, else the one value."""
     return tuple(values) if isinstance(template, (tuple, list)) else values[0]
+
+
+def gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: Any,
+    grad_outputs: Any = None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    seed: int = 0,
+) -> bool:
+    """Check second derivatives: gradcheck of the first derivatives (computed with
+    ``create_graph=True``) with respect to both the inputs and the output gradients."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    outputs = _tensors(fn(*inputs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = [o.new_tensor(rng.standard_normal(o.shape)).requires_grad_() for o in outputs]
+    grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    n = len(inputs)
+    wrt = [i for i, x in enumerate(inputs) if isinstance(x, Variable) and x.history is not None]
+
+    def first_derivatives(*args: Any) -> Tuple[Any, ...]:
+        xs, gs = args[:n], args[n:]
+        outs = _tensors(fn(*xs))
+        live = [(o, g) for o, g in zip(outs, gs, strict=True) if o.history is not None]
+        grads = grad(
+            [o for o, _ in live], [xs[i] for i in wrt], [g for _, g in live], create_graph=True, allow_unused=True
+        )
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception, seed=seed)

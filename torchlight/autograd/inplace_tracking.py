@@ -12,97 +12,95 @@ go wrong, and this file guards against both:
   input whose History is newer than its consumer's was changed after the consumer used it).
 """
 
-import itertools
-from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
+from typing import Any, Dict, List, Optional, Tuple
 
-from . import function as core
+from ..extension import extends
+from .function import Function, History, _is_one_of
 from .grad_mode import is_grad_enabled
 from .variable import Variable
 
-_stamps = itertools.count()
-_H = TypeVar("_H", bound="History")
 
-
-class History(core.History):
-    """A graph node that knows when it was made and, for an in-place operation, what its outputs were before."""
-
-    __slots__ = ("stamp", "previous")
-
-    def __init__(self, last_fn: Any = None, ctx: Any = None, inputs=()):
-        core.History.__init__(self, last_fn, ctx, inputs)
-        self.stamp = next(_stamps)
-        self.previous: Optional[Dict[int, Variable]] = None
+@extends(Function)
+class _InplaceFunction:
+    @classmethod
+    def _check_dirty(cls, ctx: Any, raw: List[Any], outputs: Tuple[Any, ...]) -> None:
+        check_dirty(cls, ctx, raw, outputs)
 
     @classmethod
-    def of_inplace(cls: Type[_H], fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> _H:
-        """The History of an in-place application: each changed input is recorded as an alias of
-        what it was until now (its old History, or none for a constant), and ``previous``
-        remembers that alias for the operations that used the input before."""
-        # HINT: d._alias() is a new variable sharing d's data; give it d's old node with
-        # HINT: old._set_history(d.history, d._output_nr). previous maps an output's index to that alias.
-        # BEGIN SOLUTION 5.2
-        inputs = list(args)
-        previous: Dict[int, Variable] = {}
-        for d in ctx._dirty:
-            old = d._alias()
-            if d.history is not None:
-                old._set_history(d.history, d._output_nr)
-            inputs = [old if a is d else a for a in inputs]
-            previous.update({i: old for i, w in enumerate(outputs) if w is d})
-        history = cls(fn, ctx, inputs)
-        history.previous = previous
-        return history
-        # END SOLUTION 5.2
+    def _inplace_history(cls, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> History:
+        return of_inplace(cls, ctx, args, outputs)
 
-    def input_nodes(self) -> List[Optional[Variable]]:
-        """For each input, the graph node it stood for when this History was made (None if none).
+    @classmethod
+    def _saved_recorded(cls, ctx: Any) -> None:
+        snapshot_saved(ctx)
 
-        That is the input itself, unless its History is newer than this one: then it was changed
-        in place since (or was a constant then), and the node is what it was before.
-        """
-        nodes: List[Optional[Variable]] = []
-        for x in self.inputs:
-            if isinstance(x, Variable) and x.history is not None:
-                h = x.history
-                if h.stamp > self.stamp:
-                    x = self._as_before(x)
-                elif h.last_fn is not None and h.last_fn.returns_view:
-                    self._check_view(x)
-                nodes.append(x)
-            else:
-                nodes.append(None)
-        return nodes
 
-    def _as_before(self, x: Variable) -> Optional[Variable]:
-        # Walk back through the in-place changes of x made after this History.
-        # HINT: each change's History has a ``previous`` dict: output index -> the node from before.
-        # HINT: stop at the first History no newer than this one; None if x had no node then.
-        # BEGIN SOLUTION 5.2
-        node: Optional[Variable] = x
+def of_inplace(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> History:
+    """The History of an in-place application: each changed input is recorded as an alias of
+    what it was until now (its old History, or none for a constant), and ``previous``
+    remembers that alias for the operations that used the input before."""
+    # HINT: d._alias() is a new variable sharing d's data; give it d's old node with
+    # HINT: old._set_history(d.history, d._output_nr). previous maps an output's index to that alias.
+    # BEGIN SOLUTION 5.2
+    inputs = list(args)
+    previous: Dict[int, Variable] = {}
+    for d in ctx._dirty:
+        old = d._alias()
+        if d.history is not None:
+            old._set_history(d.history, d._output_nr)
+        inputs = [old if a is d else a for a in inputs]
+        previous.update({i: old for i, w in enumerate(outputs) if w is d})
+    history = History(fn, ctx, inputs)
+    history.previous = previous
+    return history
+    # END SOLUTION 5.2
+
+
+@extends(History)
+class _InplaceHistory:
+    def _recorded_node(self, x: Variable) -> Optional[Variable]:
+        """The node ``x`` stood for when this History was made: ``x`` itself, unless its History is
+        newer than this one: then it was changed in place since (or was a constant then), and the
+        node is what it was before."""
         h = x.history
-        while node is not None and h is not None and h.stamp > self.stamp:
-            node = h.previous.get(node._output_nr) if h.previous else None
-            h = node.history if node is not None else None
-        return node if h is not None else None
-        # END SOLUTION 5.2
+        if h.stamp > self.stamp:
+            return _as_before(self, x)
+        if h.last_fn is not None and h.last_fn.returns_view:
+            _check_view(self, x)
+        return x
 
-    def _check_view(self, view: Variable) -> None:
-        # A view shares its base's storage: if the base was changed in place between the view's
-        # making and this use, this History saw the new values, but the view's History leads to
-        # the base as it was. (Users of the view from before the change are right as they are.)
-        h = view.history
-        while h.last_fn is not None and h.last_fn.returns_view:
-            base = h.inputs[0]
-            if not isinstance(base, Variable) or base.history is None:
-                return
-            if h.stamp < base.history.stamp < self.stamp:
-                raise RuntimeError(
-                    f"{self.last_fn.name} used a view made by {h.last_fn.name} after the tensor it "
-                    f"views was modified in place (by {base.history.last_fn.name}). torchlight does "
-                    "not update a view's history when its base changes: take the view again after the "
-                    "change, or clone() the tensor before changing it."
-                )
-            h = base.history
+
+def _as_before(self: History, x: Variable) -> Optional[Variable]:
+    # Walk back through the in-place changes of x made after History ``self``.
+    # HINT: each change's History has a ``previous`` dict: output index -> the node from before.
+    # HINT: stop at the first History no newer than ``self``; None if x had no node then.
+    # BEGIN SOLUTION 5.2
+    node: Optional[Variable] = x
+    h = x.history
+    while node is not None and h is not None and h.stamp > self.stamp:
+        node = h.previous.get(node._output_nr) if h.previous else None
+        h = node.history if node is not None else None
+    return node if h is not None else None
+    # END SOLUTION 5.2
+
+
+def _check_view(self: History, view: Variable) -> None:
+    # A view shares its base's storage: if the base was changed in place between the view's
+    # making and this use, History ``self`` saw the new values, but the view's History leads to
+    # the base as it was. (Users of the view from before the change are right as they are.)
+    h = view.history
+    while h.last_fn is not None and h.last_fn.returns_view:
+        base = h.inputs[0]
+        if not isinstance(base, Variable) or base.history is None:
+            return
+        if h.stamp < base.history.stamp < self.stamp:
+            raise RuntimeError(
+                f"{self.last_fn.name} used a view made by {h.last_fn.name} after the tensor it "
+                f"views was modified in place (by {base.history.last_fn.name}). torchlight does "
+                "not update a view's history when its base changes: take the view again after the "
+                "change, or clone() the tensor before changing it."
+            )
+        h = base.history
 
 
 def snapshot_saved(ctx: Any) -> None:
@@ -112,6 +110,8 @@ def snapshot_saved(ctx: Any) -> None:
 
 def check_saved(ctx: Any) -> None:
     """Raise if a value saved for backward was changed in place since it was saved."""
+    if not ctx._saved_versions:  # never recorded in a graph (a Context made by hand): nothing to check
+        return
     for value, expected in zip(ctx._saved, ctx._saved_versions, strict=True):
         if expected is not None and value._version != expected:
             # HINT: PyTorch's message, which users search for: "one of the variables needed for gradient
@@ -154,12 +154,12 @@ def check_dirty(fn: Any, ctx: Any, args: Any, outputs: Tuple[Any, ...]) -> None:
     """Check what ``ctx.mark_dirty`` was given, then bump each changed input's version."""
     record = is_grad_enabled() and True in ctx.needs_input_grad
     for d in ctx._dirty:
-        if not core._is_one_of(d, args):
+        if not _is_one_of(d, args):
             raise RuntimeError(
                 f"{fn.name}: ctx.mark_dirty() was given a value that is not an input of forward; "
                 "mark only the inputs that forward changed in place"
             )
-        if not core._is_one_of(d, outputs):
+        if not _is_one_of(d, outputs):
             raise RuntimeError(
                 "Some elements marked as dirty during the forward method were not returned as output. "
                 f"The inputs that are modified inplace must all be outputs of the Function ({fn.name})."

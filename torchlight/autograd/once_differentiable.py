@@ -9,7 +9,7 @@ own backward raises, so that differentiating again fails loudly instead.
 import functools
 from typing import Any, Optional
 
-from .function_api import Function
+from .function import Function
 from .grad_mode import _dual_level, is_grad_enabled, no_grad
 from .variable import Variable
 

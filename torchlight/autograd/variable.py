@@ -1,4 +1,4 @@
-"""The Variable protocol: what the engine needs from a value it differentiates.
+"""Module 1: the Variable protocol, what the engine needs from a value it differentiates.
 
 Scalar (module 1) and Tensor (module 2) both subclass Variable. The engine in ``graph.py``
 and ``function.py`` uses only the members listed here, so it knows nothing else of either.
