@@ -174,6 +174,7 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("a Function subclass must define backward to be differentiated")
 
     @classmethod
+    @extension_point  # the fused native apply (autograd/native.py), where built, does these same steps in C
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on the inputs' raw values and, if any input needs a gradient, record a History."""
         try:
