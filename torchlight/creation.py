@@ -1,5 +1,5 @@
-"""PyTorch's tensor factories: ``arange``, ``linspace``, ``full``, ``eye``, ``randn``, ``randint``,
-``randperm``, ``empty``, the ``*_like`` forms and ``from_numpy``.
+"""Module 2: PyTorch's tensor factories: ``arange``, ``linspace``, ``full``, ``eye``, ``randn``,
+``randint``, ``randperm``, ``empty``, the ``*_like`` forms and ``from_numpy``.
 
 Each takes PyTorch's arguments (``dtype=``, ``device=``, ``requires_grad=``, ``generator=``) and
 torchlight's own ``backend=`` (instead of ``device=``) and ``seed=``. Values are computed as

@@ -1,4 +1,4 @@
-"""``torchlight.cuda``: PyTorch's questions about the GPU, answered for the "cuda" backend."""
+"""Module 3: ``torchlight.cuda``, PyTorch's questions about the GPU, answered for the "cuda" backend."""
 
 from . import backends
 

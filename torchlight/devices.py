@@ -1,4 +1,4 @@
-"""Devices: PyTorch's names for where a tensor lives, mapped onto torchlight's backends.
+"""Module 2: devices, PyTorch's names for where a tensor lives, mapped onto torchlight's backends.
 
 PyTorch has devices ("cpu", "cuda"); torchlight has backends, which say both where a tensor lives
 and which kernels compute with it: "simple" (pure Python) and "fast" (numba) on the CPU, "cuda"

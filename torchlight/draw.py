@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .autograd import topological_sort
+from .autograd.graph import topological_sort
 from .autograd.variable import Variable
 
 LEAF, RESULT, CONSTANT, FUNCTION = "#dbe9f7", "#fbe8cc", "#eeeeee", "#dff0d8"

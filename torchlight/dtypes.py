@@ -1,4 +1,4 @@
-"""Element types: the dtype names PyTorch programs use, and what each means in torchlight.
+"""Module 2: element types, the dtype names PyTorch programs use, and what each means in torchlight.
 
 torchlight stores and computes every tensor in float64. A tensor's ``dtype`` says how its values
 are to be read:

@@ -1,4 +1,4 @@
-"""Course grading: run one stage's checks and show which pass.
+"""Course tooling: grading, which runs one stage's checks and shows which pass.
 
 A stage is one task of a course module, named ``"1.3"`` (module 1, task 3). Its checks are the
 tests in ``tests/module1/`` marked ``task1_3``: property tests and central-difference checks.

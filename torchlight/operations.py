@@ -1,7 +1,8 @@
-"""The tensor operations as module-level functions, with PyTorch's names and signatures:
+"""Module 2: the tensor operations as module-level functions, with PyTorch's names and signatures:
 ``torchlight.sin(x)`` is ``x.sin()``, ``torchlight.cat([a, b], dim=1)`` joins two tensors, and
 ``torchlight.max(a, b)`` is the elementwise maximum, as in PyTorch. Each is a thin call into the
-Tensor method or ``torchlight.ops`` function that does the work; none adds an operation.
+Tensor method or ``torchlight.ops`` function that does the work; none adds an operation. Those of
+a later module (``softmax`` and ``log_softmax``, module 4's) import it when first called.
 
 Also PyTorch's grad-mode helpers: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
 ``is_grad_enabled`` (from ``torchlight.autograd``) and ``inference_mode``.

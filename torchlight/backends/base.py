@@ -35,13 +35,17 @@ overwrite.
 Everything about shapes (broadcasting, checking, batching for matmul) happens here in Python.
 """
 
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import scalar
 from ..tensor_data import TensorData, broadcasts_to, normalize_dim, prod, shape_broadcast, strides_from_shape
-from . import memory
+
+# What making a backend does first, one call each. Module 2 needs nothing here: its tensors are
+# plain numpy arrays. Module 3's ``memory.py`` adds ``keep_freed_memory`` when it is imported (the
+# fast and cuda backends import it), so that a new tensor of megabytes does not page-fault.
+on_new_backend: List[Callable[[], Any]] = []
 
 
 class TensorBackend:
@@ -58,7 +62,8 @@ class TensorBackend:
         self.name = name
         self._ops: dict = {}
         self._matmul = kernels.matmul_kernel
-        memory.keep_freed_memory()  # a new tensor of megabytes should not page-fault (memory.py)
+        for hook in on_new_backend:  # (module 3's memory.py keeps freed memory for new tensors)
+            hook()
         # Where this backend's tensors keep their storage: numpy arrays in the host's memory, unless
         # the kernel set keeps its own (cuda: device arrays), which it then allocates and adopts.
         self.storage_type = getattr(kernels, "storage_type", np.ndarray)

@@ -42,7 +42,7 @@ from numba import cuda
 
 from .. import indexing, scalar
 from ..tensor_data import TensorData, _valid_shape, prod, strides_from_shape
-from . import cuda_simulator, fast_parallel
+from . import cuda_simulator, fast_parallel, memory  # noqa: F401  (memory registers itself: host tensors do not page-fault)
 from .base import TensorBackend
 
 # Whether the kernels run in numba's simulator (NUMBA_ENABLE_CUDASIM=1) rather than on a GPU.

@@ -1,4 +1,4 @@
-"""A repair to numba's CUDA simulator, which the cuda backend's tests run in.
+"""Module 3: a repair to numba's CUDA simulator, which the cuda backend's tests run in.
 
 The simulator gives a block's threads one shared array per ``cuda.shared.array`` line: the first
 thread to reach the line looks for the array, finds none and makes it; the others find it. Its

@@ -35,7 +35,7 @@ from numba import njit, prange, types, uint64
 from numba.extending import register_jitable
 
 from .. import indexing, scalar
-from . import fast_cache, fast_parallel
+from . import fast_cache, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
 from .base import TensorBackend
 from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)

@@ -11,12 +11,16 @@ what PyTorch's caching allocators do on the GPU; the price is that the process k
 memory until it ends.
 
 ``keep_freed_memory()`` does this once per process where the C library is glibc (elsewhere it
-does nothing); ``TORCHLIGHT_KEEP_FREED_MEMORY=0`` in the environment turns it off.
+does nothing); ``TORCHLIGHT_KEEP_FREED_MEMORY=0`` in the environment turns it off. Importing this
+module registers it with the backends of module 2 (``base.on_new_backend``): every backend made
+from then on calls it. The fast and cuda backends import it, so they always do.
 """
 
 import ctypes
 import os
 import sys
+
+from . import base
 
 __all__ = ["keep_freed_memory"]
 
@@ -44,3 +48,6 @@ def keep_freed_memory() -> bool:
             ok = False
     _done.append(ok)
     return ok
+
+
+base.on_new_backend.append(keep_freed_memory)  # module 3 registers itself with module 2's backends

@@ -1,4 +1,4 @@
-"""The course as students build it: the student edition, made from the reference by its markers.
+"""Course tooling: the course as students build it: the student edition, made from the reference by its markers.
 
 torchlight is one source for two things: the reference library, and the student edition in which
 every solution region (the lines between ``# BEGIN SOLUTION N.K`` and ``# END SOLUTION N.K``

@@ -1,4 +1,4 @@
-"""``python -m torchlight.course``: make a student edition, list the stages, verify the edition."""
+"""Course tooling: ``python -m torchlight.course`` makes a student edition, list the stages, verify the edition."""
 
 import argparse
 import sys

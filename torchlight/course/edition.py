@@ -1,4 +1,4 @@
-"""Writing a student edition: the checkout's files with solution regions replaced by stubs.
+"""Course tooling: writing a student edition, the checkout's files with solution regions replaced by stubs.
 
 :func:`write_edition` copies every file of the course (see :func:`~torchlight.course.source.list_files`)
 to a new folder, renders each marked file with the stages after ``solved_through`` stubbed, and

@@ -1,4 +1,4 @@
-"""The ``stages`` listing: each stage of the course and the files and functions it asks for."""
+"""Course tooling: the ``stages`` listing, each stage of the course and the files and functions it asks for."""
 
 from typing import Dict, List
 

@@ -1,4 +1,4 @@
-"""Solution markers: finding the regions a student writes, and replacing them.
+"""Course tooling: solution markers, finding the regions a student writes, and replacing them.
 
 The code a student writes for stage N.K lies between two comment lines, in a ``.py`` file or in
 a notebook code cell: ``# BEGIN SOLUTION N.K`` above it and ``# END SOLUTION N.K`` below, each

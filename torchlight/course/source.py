@@ -1,4 +1,4 @@
-"""The course source: a checkout's files, its stages, and every solution region in them.
+"""Course tooling: the course source, a checkout's files, its stages, and every solution region in them.
 
 :meth:`Course.load` lists the checkout's files (those git tracks or would add; every file when
 the folder is not a git checkout), reads the stages from ``setup.cfg`` (the ``taskN_K`` markers,

@@ -1,4 +1,4 @@
-"""Tasks: what a solution region asks of the student, and what its stub says.
+"""Course tooling: tasks, what a solution region asks of the student, and what its stub says.
 
 A :class:`Task` is one region placed in the course: its stage, file (and notebook cell), the
 function it lies in, and the message of its stub, ``Task N.K: <what to write>; see <where the

@@ -1,4 +1,4 @@
-"""``verify``: proving, stage by stage, that the student edition works.
+"""Course tooling: ``verify``, proving, stage by stage, that the student edition works.
 
 For every stage t that has regions, in course order:
 

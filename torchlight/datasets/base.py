@@ -1,4 +1,4 @@
-"""What every array-backed data set shares (module 4): items, length, transforms.
+"""Module 4: what every array-backed data set shares: items, length, transforms.
 
 A data set here holds all of its examples in memory as numpy arrays, the way torchvision's MNIST
 does: ``.data`` (one example per row, float64) and ``.targets`` (int64 class labels). Item ``i``

@@ -1,4 +1,4 @@
-"""The UCI handwritten digits, 8x8, shipped inside the package (module 4).
+"""Module 4: the UCI handwritten digits, 8x8, shipped inside the package.
 
 Source: "Optical Recognition of Handwritten Digits", E. Alpaydin and C. Kaynak (1998), UCI
 Machine Learning Repository, https://doi.org/10.24432/C50P49, licensed CC BY 4.0. The file

@@ -1,4 +1,4 @@
-"""Fetching a data file: try mirrors in turn, check the SHA-256, write atomically (module 4).
+"""Module 4: fetching a data file: try mirrors in turn, check the SHA-256, write atomically.
 
 A file is written to a temporary name in the destination folder and renamed into place only once
 its SHA-256 matches, so an interrupted or damaged download never leaves a file that looks

@@ -1,4 +1,4 @@
-"""The IDX file format of MNIST and FashionMNIST (module 4).
+"""Module 4: the IDX file format of MNIST and FashionMNIST.
 
 An IDX file is a 4-byte magic number, then one big-endian uint32 per dimension, then the values,
 big-endian, in C order. The magic number is two zero bytes, a type code (table below) and the

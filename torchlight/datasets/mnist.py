@@ -1,4 +1,4 @@
-"""MNIST and FashionMNIST from their IDX files, with torchvision's interface (module 4).
+"""Module 4: MNIST and FashionMNIST from their IDX files, with torchvision's interface.
 
 Both are 70,000 grey 28x28 images in 10 classes (60,000 train, 10,000 test), stored as four IDX
 files: ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,

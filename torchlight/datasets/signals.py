@@ -1,4 +1,4 @@
-"""Generated 1-D signals for conv1d: noisy waveforms of four shapes (module 4).
+"""Module 4: generated 1-D signals for conv1d, noisy waveforms of four shapes.
 
 Every signal is ``amplitude * wave(frequency * t + phase) + noise`` sampled at ``length`` points
 ``t = 0, 1/length, ..., (length - 1)/length``, where the wave is one of four periodic shapes

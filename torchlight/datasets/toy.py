@@ -1,4 +1,4 @@
-"""Data sets: small 2-D toy problems for the first networks (modules 0-4).
+"""Modules 0-4: data sets of small 2-D toy problems, for the first networks.
 
 Each toy set is a function ``(n, seed=0) -> Graph`` of n points in the unit square with 0/1
 labels. The same seed always gives the same points: each call draws from its own

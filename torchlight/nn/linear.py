@@ -2,18 +2,18 @@
 
 The first layer built from tensors: one matrix multiplication replaces the ``in * out`` Scalar
 multiplications of module 1's ``ScalarLinear``. Module 3 makes it faster with one fused Function
-(``ops/fused.py``) that computes the same values and gradients (``Linear.fused``).
+(``ops/fused.py``) that computes the same values and gradients: module 3 plugs it in here as
+``Linear.fused_function`` (this file knows nothing of it; ``Linear.fused`` switches it off).
 """
 
 import math
 import numbers
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
 from .. import random
 from ..backends import TensorBackend
-from ..ops import fused
 from ..tensor import Tensor, tensor
 from .module import Module, Parameter
 
@@ -30,9 +30,12 @@ class Linear(Module):
     """
 
     # Module 3: on the compiled backends forward runs the fused Function (the same values and
-    # gradients, half the operations; stage 3.5 writes it). Module 2 teaches on the simple backend,
-    # which keeps the composed version; set this to False for the composed version everywhere.
+    # gradients, half the operations; stage 3.5 writes it), which module 3 registers here as
+    # ``fused_function`` (None until then: the composed version runs). Module 2 teaches on the
+    # simple backend, which keeps the composed version; set ``fused`` to False for the composed
+    # version everywhere.
     fused = True
+    fused_function: Optional[Callable[..., Tensor]] = None
 
     def __init__(
         self,
@@ -62,8 +65,9 @@ class Linear(Module):
         """``x`` of shape ``(..., in_features)`` to ``(..., out_features)``."""
         self._check_input(x)
         weight, bias = self.weight.value, None if self.bias is None else self.bias.value
-        if self.fused and x.backend.name != "simple":  # module 3's speed-up (ops/fused.py)
-            return fused.Linear.apply(x, weight, bias)
+        fused = self.fused_function
+        if fused is not None and self.fused and x.backend.name != "simple":  # module 3's speed-up
+            return fused(x, weight, bias)
         return self.composed(x, weight, bias)
 
     @staticmethod

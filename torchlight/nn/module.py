@@ -13,8 +13,6 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import numpy as np
 
-from ..scalar_variable import Scalar
-
 
 class Parameter:
     """A value that a Module owns and an optimizer updates (a Scalar, or later a Tensor).
@@ -445,10 +443,17 @@ def _float64() -> Any:
     return dtypes.float64
 
 
+def _holds_a_number(value: Any) -> bool:
+    """True for a value that holds one number in ``.data`` and has no shape: module 1's Scalar.
+    (Recognised by what it has, not by its class: Module is module 0's, and Scalar arrives with
+    module 1.)"""
+    return isinstance(getattr(value, "data", None), numbers.Real) and not hasattr(value, "shape")
+
+
 def _snapshot(value: Any) -> Any:
     """A copy of value that later updates to the original cannot change."""
-    if isinstance(value, Scalar):
-        return Scalar(value.data, history=None)
+    if _holds_a_number(value):
+        return value.detach()  # a Scalar's detach is a new constant: its float shares nothing
     detach = getattr(value, "detach", None)
     if detach is not None:
         # A Tensor: drop its history, then copy its storage (detach alone would share it).
@@ -491,8 +496,8 @@ def _as_array(new: Any, shape: Tuple[int, ...]) -> np.ndarray:
 
 def _mismatch(name: str, current: Any, new: Any) -> Optional[str]:
     """Why ``new`` cannot replace the parameter value ``current`` (None if it can)."""
-    if isinstance(current, Scalar):
-        if isinstance(new, Scalar) or (isinstance(new, numbers.Real) and not isinstance(new, bool)):
+    if _holds_a_number(current):
+        if _holds_a_number(new) or (isinstance(new, numbers.Real) and not isinstance(new, bool)):
             return None
         if isinstance(new, np.ndarray) and new.shape == () and new.dtype.kind in "fiu":
             return None
@@ -516,8 +521,8 @@ def _mismatch(name: str, current: Any, new: Any) -> Optional[str]:
 def _loaded(current: Any, new: Any) -> Any:
     """The value a parameter holds after loading ``new``: a fresh leaf, sharing nothing with ``new``,
     converted to what ``current`` is (a Scalar, or a Tensor on ``current``'s backend)."""
-    if isinstance(current, Scalar):
-        return Scalar(float(new.data if isinstance(new, Scalar) else new))
+    if _holds_a_number(current):
+        return type(current)(float(new.data if _holds_a_number(new) else new))  # a new leaf Scalar
     if _is_tensor(current):
         if not _is_tensor(new):
             return current.new_tensor(np.array(new, dtype=np.float64))  # a copy: shares nothing
