@@ -1,8 +1,5 @@
-"""Module 1's own Function (autograd/function.py), without module 5's extensions, on Scalars.
-
-The library's Functions use module 5's ``Function``, whose ``apply`` does the same steps in one
-pass; these tests keep the module 1 version, the one a student reads first, working on its own.
-"""
+"""Module 1's Function (autograd/function.py) on Scalars: the one every operation uses, written
+as a student of module 1 would (forward with ctx, backward, save_for_backward)."""
 
 import pytest
 

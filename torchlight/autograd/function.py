@@ -91,7 +91,9 @@ class History:
 
     def input_nodes(self) -> List[Optional[Variable]]:
         """For each input, the graph node it stands for (None for a constant or a plain number)."""
-        return [self._recorded_node(x) if isinstance(x, Variable) and x.history is not None else None for x in self.inputs]
+        return [
+            self._recorded_node(x) if isinstance(x, Variable) and x.history is not None else None for x in self.inputs
+        ]
 
     @extension_point
     def _recorded_node(self, x: Variable) -> Optional[Variable]:
