@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test lint bench clean docs docs-serve
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+$(VENV)/.installed: setup.cfg pyproject.toml setup.py torchlight/_native/apply.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
@@ -43,4 +43,4 @@ docs-serve: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
 clean:
-	rm -rf $(VENV) *.egg-info out site
+	rm -rf $(VENV) *.egg-info out site build torchlight/_native_apply.*

@@ -18,6 +18,7 @@ from . import (
 )
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .autograd import functions as _functions  # noqa: F401  (the ops by the contract's name)
+from .autograd import native as _native  # noqa: F401  (module 3: the fused native apply, where built)
 from .backends import set_default_backend
 from .creation import (
     arange,

@@ -1,0 +1,193 @@
+"""The fused native apply (torchlight/_native/apply.c, registered by torchlight/autograd/native.py).
+
+- Where it is built and not switched off, it is the apply that runs, and its counter moves.
+- It gives the Python apply's results bit for bit: the battery in native_battery.py (values,
+  gradients, graphs, Contexts, versions, tangents, error messages) runs in two fresh processes,
+  TORCHLIGHT_NATIVE=1 and TORCHLIGHT_NATIVE=0, and the two outputs must be equal.
+- TORCHLIGHT_NATIVE=0, or a missing build, leaves the Python apply, and ``path()`` says so.
+- The Python methods whose common case apply.c does itself are pinned here by their source: a
+  change to one fails below until apply.c follows it (then update the pin).
+"""
+
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import torchlight
+from torchlight.autograd import Function, function, native
+
+ROOT = Path(__file__).resolve().parents[2]
+BATTERY = Path(__file__).with_name("native_battery.py")
+
+
+def _child(code_or_path, native_env, *args, timeout=600):
+    env = dict(os.environ, TORCHLIGHT_NATIVE=native_env)
+    cmd = (
+        [sys.executable, str(code_or_path), *args]
+        if isinstance(code_or_path, Path)
+        else [sys.executable, "-c", code_or_path]
+    )
+    run = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+def _compiler_available():
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) is not None
+
+
+native_only = pytest.mark.skipif(native.path() != "native", reason=f"the native apply is not in use: {native.reason()}")
+
+
+def test_a_built_extension_is_in_use_unless_switched_off():
+    if os.environ.get("TORCHLIGHT_NATIVE", "1").strip() == "0":
+        assert native.path() == "python" and native.reason() == "disabled by TORCHLIGHT_NATIVE=0"
+    elif _compiler_available():  # pip install -e . builds it where a compiler is found (setup.py)
+        assert native.path() == "native", native.reason()
+
+
+@native_only
+def test_the_native_apply_is_the_one_that_runs():
+    from torchlight import _native_apply
+
+    assert Function.apply.__func__ is _native_apply.apply
+    assert native.reason() == "built and enabled"
+    calls, fallbacks = native.stats()
+    x = torchlight.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sigmoid().sum()
+    y.backward()
+    after = native.stats()
+    assert after[0] >= calls + 3 and after[1] == fallbacks  # forward's three ops at least; none handed back
+
+
+@native_only
+def test_a_parameter_is_handed_to_the_python_apply():
+    p = torchlight.nn.Parameter(torchlight.tensor([1.0, 2.0]))
+    before = native.stats()[1]
+    (p.value * 1.0 + p).sum().backward()  # (Tensor.__add__ lifts p: the Parameter reaches apply)
+    assert native.stats()[1] >= before
+    assert p.value.grad.tolist() == [2.0, 2.0]
+
+
+def test_switched_off_by_the_environment():
+    out = _child("import torchlight.autograd.native as n; print(n.path()); print(n.reason())", "0")
+    assert out.split("\n")[:2] == ["python", "disabled by TORCHLIGHT_NATIVE=0"]
+    code = (
+        "import torchlight; from torchlight.autograd import Function, function; "
+        "print(Function.apply.__func__ is vars(function.Function)['apply'].__func__ and "
+        "type(Function.apply.__func__).__name__ == 'function')"
+    )
+    assert _child(code, "0").strip() == "True"
+
+
+def test_without_the_build_the_python_apply_runs():
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["torchlight._native_apply"] = None  # as if it were not built: import fails
+        import torchlight
+        from torchlight.autograd import native
+        x = torchlight.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()
+        print(native.path(), x.grad.tolist())
+        print(native.reason())
+        """
+    )
+    out = _child(code, "1").split("\n")
+    assert out[0] == "python [2.0, 4.0]"
+    assert out[1].startswith("not built (torchlight._native_apply:")
+
+
+@native_only
+def test_native_and_python_give_the_same_results_bit_for_bit():
+    on = json.loads(_child(BATTERY, "1"))
+    off = json.loads(_child(BATTERY, "0"))
+    assert on["path"] == "native" and off["path"] == "python"
+    assert on["stats"][0] > 100 and off["stats"] == [0, 0]
+    errors = {k: v for k, v in on["cases"].items() if isinstance(v, list) and v[:1] == ["battery error"]}
+    assert not errors, on.get("tracebacks")
+    assert on["cases"].keys() == off["cases"].keys()
+    different = [name for name in on["cases"] if on["cases"][name] != off["cases"][name]]
+    assert not different, f"native and Python apply differ in: {different}"
+
+
+# -- what apply.c does itself, pinned --------------------------------------------------------------
+
+# sha256 (first 16 hex digits) of each method's source, dedented. If one of these changes, read
+# the change against apply.c (the comment at its top lists what it does for each), make apply.c
+# do the same, then put the new digest here.
+PINNED = {
+    "autograd/function.py: Function.apply": "abd499a729ab11fb",
+    "autograd/function.py: _unpack": "7e46b2a7cddbb766",
+    "autograd/function.py: unheld": "94178c9b745b0edf",
+    "autograd/function.py: _wrap": "f2773da86b7cc31f",
+    "autograd/function.py: _is_one_of": "1d8abe63b755a3c9",
+    "autograd/function.py: Function._record": "983e27c7e3119d33",
+    "autograd/function.py: Context.__init__": "5e97a93514aaad3c",
+    "autograd/function.py: History.__init__": "1bc14bfa11ccbad4",
+    "autograd/variable.py: Variable._set_history": "b1ee1bb1a5571b67",
+    "tensor.py: Tensor._forward_value": "a8387dffacaed1bd",
+    "tensor.py: Tensor._wrap_output": "223ed50408a0c824",
+    "tensor.py: Tensor._version": "b6952ffcf7b5aa55",
+    "scalar_variable.py: Scalar._forward_value": "e4f1e60a95c9de2b",
+    "autograd/function_api.py: _FunctionAPI._run_forward": "676598db5b7376a9",
+    "autograd/inplace_tracking.py: _InplaceFunction._saved_recorded": "30a982863b5e5e89",
+    "autograd/inplace_tracking.py: snapshot_saved": "21054e60e1d3a6d7",
+    "autograd/grad_mode.py: _State.__init__": "6a6ca63b2f731c4a",
+}
+
+
+def _pinned_objects():
+    import importlib
+
+    from torchlight import scalar_variable
+    from torchlight.autograd import function_api, grad_mode, inplace_tracking, variable
+
+    tensor = importlib.import_module("torchlight.tensor")  # (torchlight.tensor is also a function)
+
+    return {
+        "autograd/function.py: Function.apply": native._python_apply,
+        "autograd/function.py: _unpack": function._unpack,
+        "autograd/function.py: unheld": function.unheld,
+        "autograd/function.py: _wrap": function._wrap,
+        "autograd/function.py: _is_one_of": function._is_one_of,
+        "autograd/function.py: Function._record": vars(function.Function)["_record"].__func__,
+        "autograd/function.py: Context.__init__": function.Context.__init__,
+        "autograd/function.py: History.__init__": function.History.__init__,
+        "autograd/variable.py: Variable._set_history": variable.Variable._set_history,
+        "tensor.py: Tensor._forward_value": tensor.Tensor._forward_value,
+        "tensor.py: Tensor._wrap_output": vars(tensor.Tensor)["_wrap_output"].__func__,
+        "tensor.py: Tensor._version": vars(tensor.Tensor)["_version"].fget,
+        "scalar_variable.py: Scalar._forward_value": scalar_variable.Scalar._forward_value,
+        "autograd/function_api.py: _FunctionAPI._run_forward": vars(function_api._FunctionAPI)["_run_forward"].__func__,
+        "autograd/inplace_tracking.py: _InplaceFunction._saved_recorded": vars(inplace_tracking._InplaceFunction)[
+            "_saved_recorded"
+        ].__func__,
+        "autograd/inplace_tracking.py: snapshot_saved": inplace_tracking.snapshot_saved,
+        "autograd/grad_mode.py: _State.__init__": grad_mode._State.__init__,
+    }
+
+
+def _digest(fn):
+    return hashlib.sha256(textwrap.dedent(inspect.getsource(fn)).encode()).hexdigest()[:16]
+
+
+def test_the_steps_apply_c_does_itself_are_unchanged():
+    changed = {}
+    for name, fn in _pinned_objects().items():
+        if _digest(fn) != PINNED[name]:
+            changed[name] = _digest(fn)
+    assert not changed, (
+        "these methods changed since torchlight/_native/apply.c was written to do the same steps; "
+        f"make apply.c follow them, then update PINNED: {changed}"
+    )
