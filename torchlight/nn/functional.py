@@ -27,6 +27,7 @@ from .. import random
 from ..ops import fused
 from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
+from ..ops.selection import where
 from ..tensor import Tensor
 from ..tensor_data import normalize_dim
 
@@ -172,8 +173,11 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 def log_softmax(input: Tensor, dim: int) -> Tensor:
     """log(softmax(input, dim)), finite even where softmax underflows to 0 (as ``F.log_softmax``)."""
     dim = _dim(input, dim, "log_softmax")
-    # BEGIN SOLUTION 4.4
-    return input - logsumexp(input, dim, keepdim=True)
+    # BEGIN SOLUTION 4.4: (input - m) - log(sum(exp(input - m))), m the maximum along dim
+    # HINT: as logsumexp, but subtract the maximum before adding anything to it: for logits of 1e16,
+    # HINT: 1e16 - (1e16 + log 3) rounds to -2.0 or 0.0, where (x - m) - log(3) is exact.
+    shifted = input - _finite(input.detach().max(dim, keepdim=True).values)
+    return shifted - shifted.exp().sum(dim, keepdim=True).log()
     # END SOLUTION 4.4
 
 
@@ -260,13 +264,30 @@ def _class_indices(input: Tensor, target: Any, cdim: int, ignore_index: int, fn:
     return indices
 
 
+def _targets(input: Tensor, indices: np.ndarray, cdim: int, ignore_index: int) -> np.ndarray:
+    """A bool array of input's shape: True at each target's class (nowhere for a target equal to
+    ignore_index)."""
+    classes = _along(np.arange(input.shape[cdim]), cdim, input.dims)
+    # (ignore_index may be a real class, e.g. a padding class: its targets still pick nothing)
+    return (np.expand_dims(indices, cdim) == classes) & np.expand_dims(indices != ignore_index, cdim)
+
+
 def _picks(input: Tensor, indices: np.ndarray, cdim: int, weights: np.ndarray, ignore_index: int) -> np.ndarray:
     """An array of input's shape: each target's class weight at its class, 0 elsewhere (and 0 for
     a target equal to ignore_index)."""
-    classes = _along(np.arange(input.shape[cdim]), cdim, input.dims)
-    # (ignore_index may be a real class, e.g. a padding class: its targets still pick nothing)
-    one_hot = (np.expand_dims(indices, cdim) == classes) & np.expand_dims(indices != ignore_index, cdim)
-    return one_hot * _along(weights, cdim, input.dims)
+    return _targets(input, indices, cdim, ignore_index) * _along(weights, cdim, input.dims)
+
+
+def _on_support(log_probs: Tensor, support: Optional[np.ndarray]) -> Tensor:
+    """log_probs with 0 wherever ``support`` (a bool array, or None: everywhere) is False.
+
+    A class the target never picks must count for nothing, even where its log-probability is
+    -inf (a masked logit): ``-inf * 0`` would be nan, in the loss and in its gradient. PyTorch's
+    ``nll_loss`` picks ``input[i, target[i]]`` and never multiplies the others.
+    """
+    if support is None or support.all():
+        return log_probs
+    return where(log_probs._constant(support.astype(np.float64)), log_probs, 0.0)
 
 
 def _nll(log_probs: Tensor, dist: Any, cdim: int, reduction: str, total_weight: float) -> Tensor:
@@ -309,7 +330,8 @@ def nll_loss(
     weights = _class_weights(weight, input.shape[cdim], "nll_loss")
     indices = _class_indices(input, target, cdim, ignore_index, "nll_loss")
     picks = _picks(input, indices, cdim, weights, ignore_index)
-    return _nll(input, input._constant(picks), cdim, reduction, _total(float(picks.sum())))
+    log_probs = _on_support(input, _targets(input, indices, cdim, ignore_index))
+    return _nll(log_probs, input._constant(picks), cdim, reduction, _total(float(picks.sum())))
 
 
 def cross_entropy(
@@ -340,6 +362,7 @@ def cross_entropy(
         raise ValueError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     smoothing = float(label_smoothing)
     dist: Any
+    support: Optional[np.ndarray] = None  # where the target puts weight (None: soft targets, everywhere)
     if isinstance(target, Tensor) and target.shape == input.shape:  # class probabilities
         dist = target if smoothing == 0.0 else target * (1.0 - smoothing) + smoothing / n_classes
         if weight is not None:
@@ -348,17 +371,20 @@ def cross_entropy(
     else:  # class indices
         indices = _class_indices(input, target, cdim, ignore_index, "cross_entropy")
         picks = _picks(input, indices, cdim, weights, ignore_index)
+        support = _targets(input, indices, cdim, ignore_index)
         if smoothing:
             # every class of every sample not ignored gets smoothing / C of its class weight
             kept = np.expand_dims(indices != ignore_index, cdim)
+            support = np.broadcast_to(kept, input.shape)
             spread = kept * _along(weights, cdim, input.dims) * (smoothing / n_classes)
             dist = input._constant((1.0 - smoothing) * picks + spread)
         else:
             dist = input._constant(picks)
         total = _total(float(picks.sum()))
-    # BEGIN SOLUTION 4.4: the negative log-likelihood of the log-probabilities along the class dimension
-    return _nll(log_softmax(input, cdim), dist, cdim, reduction, total)
+    # BEGIN SOLUTION 4.4: the log-probabilities along the class dimension
+    log_probs = log_softmax(input, cdim)
     # END SOLUTION 4.4
+    return _nll(_on_support(log_probs, support), dist, cdim, reduction, total)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -370,21 +396,24 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(diff * diff, reduction)
 
 
-def _log_clamped(q: Tensor) -> Tensor:
-    """log(q) for q in [0, 1], at least -100 (PyTorch's clamp: log 0 would make the loss infinite).
-
-    The clamp is on the argument (q at least e**-100), not on the logarithm: a clamped log(0)
-    would multiply its infinite derivative 1/q by the clamp's 0 and give nan, where this gives 0.
-    """
-    floor = math.exp(-100.0)
-    return ((q - floor).relu() + floor).log()
+# PyTorch's floor for q * (1 - q) in the gradient of binary_cross_entropy: 1e-12 held as a float32
+_BCE_EPS = float(np.float32(1e-12))
 
 
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean"
 ) -> Tensor:
     """``-(target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input`` in
-    [0, 1], each log at least -100, times ``weight`` (broadcast), reduced (as ``F.binary_cross_entropy``)."""
+    [0, 1], each log at least -100, times ``weight`` (broadcast), reduced (as ``F.binary_cross_entropy``).
+
+    The gradient is PyTorch's, ``(input - target) / max(input * (1 - input), 1e-12)``: a sure wrong
+    answer (input exactly 0 or 1) gets a large gradient towards the target, not 0 or nan. Where
+    ``input * (1 - input) >= 1e-12`` this is the derivative of the formula above, computed as it
+    is; elsewhere (saturated probabilities) the loss is the clamped value, a constant, plus a term
+    worth 0 whose derivatives are PyTorch's. Deviation: where input is exactly 0 or 1 a target that
+    requires a gradient gets the clamped ``log(1 - input) - log(input)`` (100 in size) where PyTorch
+    gives inf.
+    """
     _check_reduction(reduction, "binary_cross_entropy")
     _check_tensor(input, "binary_cross_entropy", "input")
     _check_same_shape(input, target, "binary_cross_entropy")
@@ -395,7 +424,24 @@ def binary_cross_entropy(
             f"binary_cross_entropy(): all elements of input should be between 0 and 1 (probabilities), "
             f"got {float(values[outside][0])}; for scores use binary_cross_entropy_with_logits"
         )
-    losses = -(target * _log_clamped(input) + (1.0 - target) * _log_clamped(1.0 - input))
+    inside = (1.0 - values) * values >= _BCE_EPS
+    if inside.all():
+        losses = -(target * input.log() + (1.0 - target) * (1.0 - input).log())
+    else:
+        keep = input._constant(inside.astype(np.float64))
+        q = where(keep, input, 0.5)  # (0.5 where saturated: no log(0), whose gradient would be nan)
+        exact = -(target * q.log() + (1.0 - target) * (1.0 - q).log())
+        with np.errstate(divide="ignore"):
+            log_q, log_1mq = np.log(values), np.log1p(-values)
+        # the target's gradient, log(1 - q) - log(q): PyTorch's where finite, clamped where q is 0 or 1
+        slope = log_1mq - log_q
+        slope = np.where(np.isfinite(slope), slope, np.maximum(log_1mq, -100.0) - np.maximum(log_q, -100.0))
+        q0, t0 = input.detach(), target.detach()
+        clamped = -(
+            t0 * input._constant(np.maximum(log_q, -100.0)) + (1.0 - t0) * input._constant(np.maximum(log_1mq, -100.0))
+        )
+        saturated = clamped + (target - t0) * input._constant(slope) + (input - q0) * ((q0 - t0) / _BCE_EPS)
+        losses = where(keep, exact, saturated)
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction)
