@@ -6,18 +6,31 @@ loading a file runs no code from it, unlike ``torch.load`` of an untrusted file.
 is what state dicts hold: Tensors, Scalars, numpy arrays, numbers, strings, None, and dicts (with
 string or integer keys), lists and tuples of them.
 
-Saving writes a temporary file beside the target and renames it over the target only once it is
-complete, so a crash leaves the old file or the new one, never half of one. Loading checks every
+Saving respects the file it replaces. It writes a temporary file beside the target and renames it
+over the target only once it is complete, so a crash leaves the old file or the new one, never half
+of one; the new file keeps the old one's permission bits. A symbolic link is followed (its target
+is replaced; the link stays); anything but a regular file (a directory, a FIFO, a device) is
+refused with an error, never replaced. Where the folder cannot be written but the file can (as
+``torch.save`` can), the new contents are written completely elsewhere first (a temporary file in
+the system's temporary folder, else memory) and then copied over the file in place. A temporary
+file left by a save that was killed (``kill -9``, a power cut) is removed by the next save into
+that folder. A structure that contains itself is refused with an error naming where. Loading checks every
 array's checksum before building anything: a truncated, corrupted or foreign file raises a
 RuntimeError naming the file, and nothing half-loaded is returned.
 """
 
+import errno
+import io
 import json
 import numbers
 import os
+import re
+import shutil
+import socket
+import stat
 import tempfile
 import zipfile
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Set, Union
 
 import numpy as np
 
@@ -37,28 +50,143 @@ _VERSION = 1
 
 def save(obj: Any, f: PathLike) -> None:
     """Write ``obj`` (a state dict: tensors, numbers, strings and dicts/lists/tuples of them) to
-    the file ``f``, replacing it atomically."""
+    the file ``f``, replacing it atomically (see the module's docstring for what it promises)."""
     path = _path(f, "save")
     arrays: Dict[str, np.ndarray] = {}
-    tree = _encode(obj, arrays, "obj")
-    header = json.dumps({"format": _FORMAT, "version": _VERSION, "object": tree})
+    try:
+        tree = _encode(obj, arrays, "obj", set())
+        header = json.dumps({"format": _FORMAT, "version": _VERSION, "object": tree})
+    except RecursionError:
+        raise ValueError("torchlight.save: the object is nested too deeply to save") from None
     arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    target = os.path.realpath(path)  # through every symbolic link: the link stays, its target changes
+    old = _regular_or_missing(target, path)
+    folder, name = os.path.split(target)
+    _remove_stale_temporaries(folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(name), suffix=".tmp", dir=folder)
+    except OSError as err:
+        if old is None or err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not os.access(target, os.W_OK):
+            raise
+        _overwrite_in_place(arrays, target)  # a writable file in a folder we cannot write
+        return
     try:
         with os.fdopen(fd, "wb") as out:
-            # What np.savez writes (a zip of .npy files, which np.load reads), refusing pickles.
-            with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
-                for name, array in arrays.items():
-                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
-                        np.lib.format.write_array(member, array, allow_pickle=False)
+            _write(arrays, out)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a saved file gets the usual mode
-        os.replace(tmp, path)
+        if old is None:
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a new file gets the usual mode
+        else:
+            _keep_owner(tmp, old)
+            os.chmod(tmp, stat.S_IMODE(old.st_mode))  # (after chown, which may clear set-id bits)
+        os.replace(tmp, target)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _write(arrays: Dict[str, np.ndarray], out: Any) -> None:
+    """What np.savez writes (a zip of .npy files, which np.load reads), refusing pickles."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for name, array in arrays.items():
+            with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _regular_or_missing(target: str, path: str) -> Optional[os.stat_result]:
+    """The stat of the file that ``save`` replaces, None if there is none; anything that is not a
+    regular file raises (replacing a FIFO or a device with a file would break what uses it)."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return st
+    what = "a directory" if stat.S_ISDIR(st.st_mode) else _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    shown = f"'{path}'" if target == path else f"'{path}' (that is, '{target}')"
+    message = f"torchlight.save: {shown} is {what}; save writes regular files only, give a file's path"
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(message)
+    raise OSError(message)
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _keep_owner(tmp: str, old: os.stat_result) -> None:
+    """The new file's owner and group as the old one's, where we may set them (as root, say)."""
+    if (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except OSError:
+            pass  # not ours to give away: the new file is ours
+
+
+# Temporary files are named after the file, this machine and the process writing them, so that a
+# later save can tell one left by a dead process (removed) from one that is being written.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9_-]*)\.(?P<pid>\d+)\.save-[^.]+\.tmp$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
+
+
+def _temporary_prefix(name: str) -> str:
+    return f".{name}.{_host()}.{os.getpid()}.save-"
+
+
+def _remove_stale_temporaries(folder: str) -> None:
+    """Remove what killed saves left in ``folder``: temporaries of this machine whose process is
+    gone (a live process's, or another machine's, may still be being written)."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    host = _host()
+    for entry in entries:
+        match = _TEMPORARY.match(entry)
+        if not match or match["host"] != host:
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            os.unlink(os.path.join(folder, entry))
+        except OSError:
+            pass  # gone already, or not ours to remove
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or a number we cannot ask about): leave its file
+    return True
+
+
+def _overwrite_in_place(arrays: Dict[str, np.ndarray], target: str) -> None:
+    """Write the file's new contents completely elsewhere, then copy them over it in place."""
+    try:
+        staged: Any = tempfile.TemporaryFile()  # the system's temporary folder (no name: nothing to clean)
+    except OSError:
+        staged = io.BytesIO()
+    with staged:
+        _write(arrays, staged)
+        size = staged.tell()
+        staged.seek(0)
+        with open(target, "r+b") as out:  # (no truncation before the new contents are all there)
+            shutil.copyfileobj(staged, out)
+            out.truncate(size)
+            out.flush()
+            os.fsync(out.fileno())
 
 
 def load(
@@ -129,8 +257,10 @@ def _umask() -> int:
     return mask
 
 
-def _encode(obj: Any, arrays: Dict[str, np.ndarray], where: str) -> Any:
-    """``obj`` as JSON-able data; tensors and arrays go into ``arrays``, referred to by name."""
+def _encode(obj: Any, arrays: Dict[str, np.ndarray], where: str, open_: Set[int]) -> Any:
+    """``obj`` as JSON-able data; tensors and arrays go into ``arrays``, referred to by name.
+    ``open_`` holds the ids of the containers being encoded around ``obj``: meeting one again
+    means the structure contains itself."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, numbers.Integral):
@@ -149,16 +279,25 @@ def _encode(obj: Any, arrays: Dict[str, np.ndarray], where: str) -> Any:
         return {"ndarray": name}
     if isinstance(obj, Scalar):
         return {"scalar": repr(float(obj.data))}
-    if isinstance(obj, dict):
-        items = []
-        for key, value in obj.items():
-            if isinstance(key, bool) or not isinstance(key, (str, int)):
-                raise TypeError(f"torchlight.save needs str or int dict keys, got {key!r} (at {where})")
-            items.append([key, _encode(value, arrays, f"{where}[{key!r}]")])
-        return {"dict": items}
-    if isinstance(obj, (list, tuple)):
-        values = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
-        return {"tuple" if isinstance(obj, tuple) else "list": values}
+    if isinstance(obj, (dict, list, tuple)):
+        if id(obj) in open_:
+            raise ValueError(
+                f"torchlight.save cannot store a structure that contains itself: {where} is one of "
+                "the dicts/lists/tuples it is inside"
+            )
+        open_.add(id(obj))
+        try:
+            if isinstance(obj, dict):
+                items = []
+                for key, value in obj.items():
+                    if isinstance(key, bool) or not isinstance(key, (str, int)):
+                        raise TypeError(f"torchlight.save needs str or int dict keys, got {key!r} (at {where})")
+                    items.append([key, _encode(value, arrays, f"{where}[{key!r}]", open_)])
+                return {"dict": items}
+            values = [_encode(v, arrays, f"{where}[{i}]", open_) for i, v in enumerate(obj)]
+            return {"tuple" if isinstance(obj, tuple) else "list": values}
+        finally:
+            open_.discard(id(obj))
     raise TypeError(
         f"torchlight.save can store Tensors, Scalars, numpy arrays, numbers, strings, None and "
         f"dicts/lists/tuples of them; got {type(obj).__name__} at {where}"
