@@ -100,6 +100,9 @@ from .random import manual_seed
 from .scalar_variable import Scalar
 from .serialization import load, save
 from .tensor import Tensor, ones, rand, tensor, zeros
+from .tensor_fused import Fused as _Fused  # noqa: F401  (modules 3, 4 and 5 add their Tensor methods)
+from .tensor_inplace import InPlace as _InPlace  # noqa: F401
+from .tensor_pytorch import PyTorchNames as _PyTorchNames  # noqa: F401
 
 # PyTorch dtypes that torchlight does not have: a clear error instead of AttributeError's bare name.
 _MISSING_DTYPES = {

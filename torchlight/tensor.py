@@ -1,26 +1,34 @@
 """Module 2: Tensor, an n-dimensional array of float64 that records the operations applied to it.
 
 Tensor is a thin façade: data lives in a ``TensorData`` (storage, shape, strides), computation
-happens in a backend (``t.backend``), and every operation is a Function from ``torchlight.ops``,
+happens in a backend (``t.backend``), and every operation is a Function from ``torchlight/ops/``,
 so one engine differentiates Scalars and Tensors alike.
+
+This file holds what modules 1 and 2 need. Later modules add their methods to Tensor from their
+own files when ``torchlight`` is imported (``@extends(Tensor)``, ``extension.py``):
+``tensor_fused.py`` (module 3: ``-``, ``/`` and ``tanh`` as single fused Functions, replacing the
+methods marked ``@extension_point`` here), ``tensor_pytorch.py`` (module 4: dtype, device and the
+rest of PyTorch's names) and ``tensor_inplace.py`` (module 5: ``add_``, ``t[key] = value``, ...).
 """
 
-import builtins
-import copy
 import numbers
 from collections import namedtuple
-from typing import Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, devices, dtypes, ops, random, scalar
+from . import backends, devices, dtypes, random, scalar
 from .autograd.engine import run_backward
 from .autograd.function_api import History
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.variable import Variable
-from .ops import inplace as I
-from .ops import joining, selection
-from .ops import statistics as S
+from .extension import extension_point
+from .ops import elementwise
+from .ops.broadcast import _sum_to_shape
+from .ops.elementwise import EQ, GT, LT, Abs, Add, Exp, IsClose, Log, Mul, Neg, Pow, ReLU, Sigmoid, Sqrt
+from .ops.matmul import MatMul
+from .ops.movement import BroadcastView, Copy, Gather, Index, Permute, Squeeze, To, Unsqueeze, View
+from .ops.reductions import Max, MaxDim, Sum
 from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, broadcasts_to, infer_shape, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
@@ -116,27 +124,16 @@ class Tensor(Variable):
         values = self.to_numpy()
         return values if self._dtype is _FLOAT64 else values.astype(self._dtype.numpy)
 
-    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
-        """This tensor on another backend or device, or as another dtype: ``to("fast")``,
-        ``to("cpu")``, ``to(torchlight.float64)``, ``to(device, dtype)``, ``to(other)`` (other's
-        backend and dtype). Itself when nothing changes; a move between backends is differentiable."""
-        where, dtype, copy = _to_arguments(args, kwargs)
-        out = self
-        if where is not None:
-            target = devices.backend_for(where, self.backend)
-            if target is not self.backend:
-                out = self._keep(ops.To.apply(self, target))
-        if dtype is not None:
-            out = out._cast(dtype)
-        return out.clone() if copy and out is self else out
+    @extension_point  # module 4 adds PyTorch's forms: devices, dtypes, copy= (tensor_pytorch.py)
+    def to(self, backend: Any) -> "Tensor":
+        """This tensor on another backend (a name such as "fast", or a TensorBackend): itself if it
+        is there already. The move is an operation, so gradients flow back through it."""
+        target = _backend(backend)
+        return self if target is self.backend else self._keep(To.apply(self, target))
 
     def _constant(self, array: Any) -> "Tensor":
         """A constant tensor (from a number or an array) on this tensor's backend."""
         return Tensor.from_numpy(array, self.backend)
-
-    def new_tensor(self, data: Any) -> "Tensor":
-        """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
-        return tensor(data, backend=self.backend)
 
     def new_zeros(self, *shape: ShapeArg) -> "Tensor":
         """Zeros of ``shape`` on this tensor's backend."""
@@ -162,10 +159,6 @@ class Tensor(Variable):
     @property
     def dims(self) -> int:
         """Number of dimensions."""
-        return len(self._data.shape)
-
-    def dim(self) -> int:
-        """Number of dimensions (PyTorch's spelling)."""
         return len(self._data.shape)
 
     def numel(self) -> int:
@@ -211,33 +204,9 @@ class Tensor(Variable):
         """The Function class that made this tensor (None for a leaf or constant)."""
         return None if self.history is None else self.history.last_fn
 
-    @property
-    def data(self) -> "Tensor":
-        """This tensor's values without history, sharing storage (as PyTorch's ``.data``)."""
-        return self.detach()
-
-    @data.setter
-    def data(self, value: "Tensor") -> None:
-        self._data = value._data
-
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""
         return self._keep(self._new(self._data))
-
-    def __deepcopy__(self, memo: dict) -> "Tensor":
-        """``copy.deepcopy``: a leaf's values in new storage, with its requires_grad and a copy of its grad."""
-        if not self.is_leaf:  # PyTorch's rule: copying a graph's inner node would copy half a graph
-            raise RuntimeError(
-                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol; "
-                "deepcopy t.detach() instead"
-            )
-        out = self.detach().clone()
-        memo[id(self)] = out
-        if self.requires_grad:
-            out.requires_grad_(True)
-        if self.grad is not None:
-            out.grad = copy.deepcopy(self.grad, memo)
-        return out
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient (``.grad = None``)."""
@@ -271,12 +240,6 @@ class Tensor(Variable):
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})")
         return bool(self.item())
-
-    def __float__(self) -> float:
-        return self.item()
-
-    def __int__(self) -> int:
-        return int(self.item())
 
     __hash__ = object.__hash__
 
@@ -410,141 +373,116 @@ class Tensor(Variable):
         raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")
 
     def __add__(self, b: Any) -> "Tensor":
-        return ops.Add.apply(self, self._lift(b))
+        return Add.apply(self, self._lift(b))
 
     def __radd__(self, b: Any) -> "Tensor":
-        return ops.Add.apply(self._lift(b), self)
+        return Add.apply(self._lift(b), self)
 
-    # Sub, Div and Tanh are module 3's fused versions of ops.sub (a + (-b)), ops.div (a * inv(b))
-    # and ops.tanh: the same values and gradients in one operation instead of two or four.
+    # -, / and tanh are composed here (a + (-b), a * inv(b), 2 * sigmoid(2a) - 1: ops/elementwise.py);
+    # module 3 replaces them with single fused Functions, the same values faster (tensor_fused.py).
 
+    @extension_point
     def __sub__(self, b: Any) -> "Tensor":
-        return ops.Sub.apply(self, self._lift(b))
+        return elementwise.sub(self, self._lift(b))
 
+    @extension_point
     def __rsub__(self, b: Any) -> "Tensor":
-        return ops.Sub.apply(self._lift(b), self)
+        return elementwise.sub(self._lift(b), self)
 
     def __mul__(self, b: Any) -> "Tensor":
-        return ops.Mul.apply(self, self._lift(b))
+        return Mul.apply(self, self._lift(b))
 
     def __rmul__(self, b: Any) -> "Tensor":
-        return ops.Mul.apply(self._lift(b), self)
+        return Mul.apply(self._lift(b), self)
 
+    @extension_point
     def __truediv__(self, b: Any) -> "Tensor":
-        return ops.Div.apply(self, self._lift(b))
+        return elementwise.div(self, self._lift(b))
 
+    @extension_point
     def __rtruediv__(self, b: Any) -> "Tensor":
-        return ops.Div.apply(self._lift(b), self)
+        return elementwise.div(self._lift(b), self)
 
     def __pow__(self, b: Any) -> "Tensor":
-        return ops.Pow.apply(self, self._lift(b))
+        return Pow.apply(self, self._lift(b))
 
     def __rpow__(self, b: Any) -> "Tensor":
-        return ops.Pow.apply(self._lift(b), self)
+        return Pow.apply(self._lift(b), self)
 
     def __matmul__(self, b: "Tensor") -> "Tensor":
         b = _tensor_of(b)
         if not isinstance(b, Tensor):
             raise TypeError(f"matmul needs two tensors, got Tensor @ {type(b).__name__}")
-        return ops.MatMul.apply(self, b)
+        return MatMul.apply(self, b)
 
     def __rmatmul__(self, b: Any) -> "Tensor":
         raise TypeError(f"matmul needs two tensors, got {type(b).__name__} @ Tensor")
 
     def __neg__(self) -> "Tensor":
-        return ops.Neg.apply(self)
+        return Neg.apply(self)
 
     def __lt__(self, b: Any) -> "Tensor":
-        return _as_bool(ops.LT.apply(self, self._lift(b)))
+        return _as_bool(LT.apply(self, self._lift(b)))
 
     def __gt__(self, b: Any) -> "Tensor":
-        return _as_bool(ops.GT.apply(self, self._lift(b)))
+        return _as_bool(GT.apply(self, self._lift(b)))
 
     def __le__(self, b: Any) -> "Tensor":
         # < or ==, never both (not 1 - (>), which would call nan <= 0 true)
         other = self._lift(b)
-        return _as_bool(ops.LT.apply(self, other) + ops.EQ.apply(self, other))
+        return _as_bool(LT.apply(self, other) + EQ.apply(self, other))
 
     def __ge__(self, b: Any) -> "Tensor":
         other = self._lift(b)
-        return _as_bool(ops.GT.apply(self, other) + ops.EQ.apply(self, other))
+        return _as_bool(GT.apply(self, other) + EQ.apply(self, other))
 
     def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return _as_bool(ops.EQ.apply(self, self._lift(b)))
+        return _as_bool(EQ.apply(self, self._lift(b)))
 
     def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
-        return _as_bool(1.0 - ops.EQ.apply(self, self._lift(b)))
+        return _as_bool(1.0 - EQ.apply(self, self._lift(b)))
 
     def __getitem__(self, key: Any) -> "Tensor":
-        return self._keep(ops.Index.apply(self, key))
-
-    # -- in-place operations (module 5): each returns self, changed, and bumps its version ------
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Write value (a number or a tensor that broadcasts to ``self[key]``) into ``self[key]``."""
-        I.inplace(I.SetItem, self, key, self._written(value))
-
-    def add_(self, other: Any, alpha: float = 1.0) -> "Tensor":
-        """self += alpha * other, in place (other broadcasts to self's shape)."""
-        return I.inplace(I.AddInplace, self, self._operand(other, alpha, "add_"), alpha=float(alpha))
-
-    def sub_(self, other: Any, alpha: float = 1.0) -> "Tensor":
-        """self -= alpha * other, in place."""
-        return I.inplace(I.AddInplace, self, self._operand(other, alpha, "sub_"), alpha=-float(alpha))
-
-    def mul_(self, other: Any) -> "Tensor":
-        """self *= other, in place."""
-        return I.mul_(self, self._operand(other, 1, "mul_"))
-
-    def div_(self, other: Any) -> "Tensor":
-        """self /= other, in place."""
-        return I.inplace(I.DivInplace, self, self._operand(other, 1.0, "div_"))
-
-    def fill_(self, value: Any) -> "Tensor":
-        """Set every element to value (a number or a 0-d tensor), in place."""
-        return I.inplace(I.Fill, self, self._written(value))
-
-    def zero_(self) -> "Tensor":
-        """Set every element to 0, in place."""
-        return I.inplace(I.Fill, self, self._lift(0.0))
+        return self._keep(Index.apply(self, key))
 
     # -- elementwise functions ------------------------------------------------------------------
 
     def exp(self) -> "Tensor":
         """e ** self, elementwise."""
-        return ops.Exp.apply(self)
+        return Exp.apply(self)
 
     def log(self) -> "Tensor":
         """Natural logarithm, elementwise (-inf at 0, as PyTorch)."""
-        return ops.Log.apply(self)
+        return Log.apply(self)
 
     def sigmoid(self) -> "Tensor":
         """1 / (1 + e ** -self), elementwise."""
-        return ops.Sigmoid.apply(self)
+        return Sigmoid.apply(self)
 
     def relu(self) -> "Tensor":
         """max(self, 0), elementwise."""
-        return ops.ReLU.apply(self)
+        return ReLU.apply(self)
 
+    @extension_point
     def tanh(self) -> "Tensor":
-        """Hyperbolic tangent, elementwise (fused; composed: ``ops.tanh``)."""
-        return ops.Tanh.apply(self)
+        """Hyperbolic tangent, elementwise (composed here; fused from module 3 on)."""
+        return elementwise.tanh(self)
 
     def sqrt(self) -> "Tensor":
         """Square root, elementwise."""
-        return ops.Sqrt.apply(self)
+        return Sqrt.apply(self)
 
     def abs(self) -> "Tensor":
         """|self|, elementwise."""
-        return ops.Abs.apply(self)
+        return Abs.apply(self)
 
     def is_close(self, b: Any) -> "Tensor":
         """1.0 where |self - b| < 1e-2, else 0.0 (no gradient)."""
-        return ops.IsClose.apply(self, self._lift(b))
+        return IsClose.apply(self, self._lift(b))
 
     # -- reductions -----------------------------------------------------------------------------
 
@@ -560,12 +498,12 @@ class Tensor(Variable):
     def _drop(self, t: "Tensor", dims: Tuple[int, ...]) -> "Tensor":
         """t without the size-1 dimensions ``dims`` that a keepdim reduction left."""
         for d in reversed(dims):
-            t = ops.Squeeze.apply(t, d)
+            t = Squeeze.apply(t, d)
         return t
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The sum over ``dim`` (an int, a tuple, or None for all dimensions)."""
-        out = ops.Sum.apply(self, self._dims(dim), keepdim)
+        out = Sum.apply(self, self._dims(dim), keepdim)
         return out if self._dtype is _FLOAT64 else _as_int64(out)  # counts, as PyTorch's sum of ints and bools
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
@@ -580,11 +518,11 @@ class Tensor(Variable):
         Indices are float tensors (torchlight holds float64 only) and have no gradient.
         """
         if dim is None:
-            return self._keep(ops.Max.apply(self))
+            return self._keep(Max.apply(self))
         dim = normalize_dim(dim, self.dims)  # a 0-d tensor has dims -1 and 0, as in PyTorch
         if not self.dims:
             return MaxResult(self.clone(), _as_int64(self.new_zeros(())))
-        values, indices = ops.MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim)
+        values, indices = MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim)
         return MaxResult(self._keep(values), _as_int64(indices))
 
     def all(self, dim: Optional[int] = None) -> "Tensor":
@@ -601,58 +539,44 @@ class Tensor(Variable):
         """A view with dimensions reordered: dimension i of the result is ``order[i]`` of self."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        return self._keep(ops.Permute.apply(self, order))
+        return self._keep(Permute.apply(self, order))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with two dimensions swapped."""
         order = list(range(self.dims))
         dim0, dim1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        return self._keep(ops.Permute.apply(self, tuple(order)))
+        return self._keep(Permute.apply(self, tuple(order)))
 
     @property
     def T(self) -> "Tensor":
         """A view with the dimensions in reverse order: a matrix's transpose (as PyTorch's ``.T``)."""
-        return self._keep(ops.Permute.apply(self, tuple(range(self.dims - 1, -1, -1))))
+        return self._keep(Permute.apply(self, tuple(range(self.dims - 1, -1, -1))))
 
     def view(self, *shape: ShapeArg) -> "Tensor":
         """A view with a new shape (one entry may be -1); self must be contiguous."""
-        return self._keep(ops.View.apply(self, _shape_arg(shape)))
+        return self._keep(View.apply(self, _shape_arg(shape)))
 
     def reshape(self, *shape: ShapeArg) -> "Tensor":
         """A tensor with a new shape: a view when possible, else a copy."""
         sizes = infer_shape(_shape_arg(shape), self.numel())  # a bad shape fails before any copy
         return self.contiguous().view(sizes)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        """Dimensions ``start_dim`` to ``end_dim`` (default: all) merged into one."""
-        if not self.dims:
-            return self.reshape(1)
-        start, end = normalize_dim(start_dim, self.dims), normalize_dim(end_dim, self.dims)
-        if start > end:
-            raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
-        shape = self.shape
-        return self.reshape(shape[:start] + (prod(shape[start : end + 1]),) + shape[end + 1 :])
-
     def contiguous(self) -> "Tensor":
         """Self if contiguous, else a contiguous copy."""
-        return self if self._data.is_contiguous() else self._keep(ops.Copy.apply(self))
+        return self if self._data.is_contiguous() else self._keep(Copy.apply(self))
 
     def clone(self) -> "Tensor":
         """A copy in new storage (differentiable)."""
-        return self._keep(ops.Copy.apply(self))
+        return self._keep(Copy.apply(self))
 
     def expand(self, *shape: ShapeArg) -> "Tensor":
         """A view repeating dimensions of size 1 to ``shape`` (-1 keeps a size), without copying."""
-        return self._keep(ops.BroadcastView.apply(self, _shape_arg(shape)))
-
-    def expand_as(self, other: "Tensor") -> "Tensor":
-        """``self.expand(other.shape)``"""
-        return self.expand(other.shape)
+        return self._keep(BroadcastView.apply(self, _shape_arg(shape)))
 
     def unsqueeze(self, dim: int) -> "Tensor":
         """A view with a dimension of size 1 inserted at ``dim``."""
-        return self._keep(ops.Unsqueeze.apply(self, dim))
+        return self._keep(Unsqueeze.apply(self, dim))
 
     def squeeze(self, dim: Optional[int] = None) -> "Tensor":
         """A view without dimension ``dim`` if its size is 1 (without every size-1 dim if None)."""
@@ -660,32 +584,13 @@ class Tensor(Variable):
             dims = tuple(d for d, n in enumerate(self.shape) if n == 1)
             return self._keep(self._drop(self, dims)) if dims else self
         dim = normalize_dim(dim, self.dims)
-        return self._keep(ops.Squeeze.apply(self, dim)) if self.shape[dim] == 1 else self
+        return self._keep(Squeeze.apply(self, dim)) if self.shape[dim] == 1 else self
 
     def gather(self, dim: int, index: "Tensor") -> "Tensor":
         """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
-        return ops.Gather.apply(self, dim, index)
+        return Gather.apply(self, dim, index)
 
-    # -- PyTorch's names for the rest (issue 14): dtype, device, more math, in-place operators ------
-
-    @property
-    def dtype(self) -> dtypes.dtype:
-        """How the values are read: float64 (the default), int64 or bool (see ``torchlight.dtypes``)."""
-        return self._dtype
-
-    @property
-    def device(self) -> devices.device:
-        """Where the tensor lives: cpu for the "simple" and "fast" backends, cuda for "cuda"."""
-        return devices.of_backend(self.backend)
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return len(self._data.shape)
-
-    def is_floating_point(self) -> builtins.bool:
-        """True for float64 tensors (every tensor that is not int64 or bool)."""
-        return self._dtype is _FLOAT64
+    # -- dtypes: int64 and bool tensors hold whole numbers as float64, labelled ---------------
 
     def _keep(self, out: "Tensor") -> "Tensor":
         """out labelled with this tensor's dtype: for views and copies, which keep the values."""
@@ -693,278 +598,15 @@ class Tensor(Variable):
             out._dtype = self._dtype
         return out
 
-    def _cast(self, dtype: Any) -> "Tensor":
-        """This tensor as ``dtype``: itself if it is that already, else a new tensor (int64 values
-        truncated toward zero, as PyTorch). Only float64 tensors are in the graph."""
-        d = dtypes.stored(dtypes.as_dtype(dtype) or self._dtype)
-        if d is self._dtype:
-            return self
-        if d is _FLOAT64:
-            out = self._new(self._data.contiguous())
-        else:
-            out = Tensor.from_numpy(dtypes.convert(self.to_numpy(), d), self.backend)
-        out._dtype = d
-        return out
+    if TYPE_CHECKING:  # what later modules add (see above): the type checker cannot see it from here
 
-    def type(self, dtype: Any = None) -> Any:
-        """With no argument, the type's name ("torchlight.DoubleTensor", "LongTensor" or
-        "BoolTensor"); with a dtype, this tensor as that dtype."""
-        if dtype is None:
-            return "torchlight." + {_FLOAT64: "Double", _INT64: "Long", _BOOL: "Bool"}[self._dtype] + "Tensor"
-        return self._cast(dtype)
-
-    def double(self) -> "Tensor":
-        """This tensor as float64 (itself if it is)."""
-        return self._cast(_FLOAT64)
-
-    def long(self) -> "Tensor":
-        """This tensor as int64 (values truncated toward zero; no gradient)."""
-        return self._cast(_INT64)
-
-    def cpu(self) -> "Tensor":
-        """This tensor on the CPU (itself if it is there)."""
-        return self.to("cpu")
-
-    def cuda(self, device: Any = None) -> "Tensor":
-        """This tensor on the "cuda" backend (an error saying why where it cannot run)."""
-        return self.to("cuda")
-
-    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
-        """The values as a numpy array (int64 and bool arrays for those dtypes). A float64 tensor
-        shares its memory with the array, as in PyTorch: writing to one changes the other."""
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self.device.type != "cpu":
-            raise TypeError(
-                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                "to host memory first."
-            )
-        if self._dtype is not _FLOAT64:
-            return self._values()
-        data, storage = self._data, self._data.storage
-        if not isinstance(storage, np.ndarray):  # (a backend keeping its storage in another form: a copy)
-            return self.to_numpy()
-        strides = tuple(storage.itemsize * s for s in data.strides)
-        return np.lib.stride_tricks.as_strided(storage[data.offset :], data.shape, strides)
-
-    def __index__(self) -> int:
-        if self._dtype is _FLOAT64 or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
-
-    def __invert__(self) -> "Tensor":
-        if self._dtype is not _BOOL:
-            raise TypeError(f"~ (logical not) is only for bool tensors here, got a {self._dtype} tensor")
-        return self == 0.0
-
-    def sin(self) -> "Tensor":
-        """Sine, elementwise."""
-        return ops.Sin.apply(self)
-
-    def cos(self) -> "Tensor":
-        """Cosine, elementwise."""
-        return ops.Cos.apply(self)
-
-    def neg(self) -> "Tensor":
-        """-self"""
-        return ops.Neg.apply(self)
-
-    def pow(self, exponent: Any) -> "Tensor":
-        """self ** exponent (a number or a tensor), elementwise."""
-        return self**exponent
-
-    def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
-        """Elements below ``min`` raised to it, above ``max`` lowered to it (numbers or tensors)."""
-        return selection.clamp(self, min, max)
-
-    clip = clamp
-
-    def clamp_min(self, min: Any) -> "Tensor":
-        """``clamp(min=min)``"""
-        return selection.clamp(self, min, None)
-
-    def clamp_max(self, max: Any) -> "Tensor":
-        """``clamp(max=max)``"""
-        return selection.clamp(self, None, max)
-
-    def maximum(self, other: "Tensor") -> "Tensor":
-        """The larger of self and other, elementwise (a tie gives each half the gradient)."""
-        return selection.maximum(self, other)
-
-    def minimum(self, other: "Tensor") -> "Tensor":
-        """The smaller of self and other, elementwise."""
-        return selection.minimum(self, other)
-
-    def where(self, condition: "Tensor", other: Any) -> "Tensor":
-        """self where condition is true, else other (``torchlight.where(condition, self, other)``)."""
-        return selection.where(condition, self, other)
-
-    def masked_fill(self, mask: "Tensor", value: Any) -> "Tensor":
-        """A copy with ``value`` wherever ``mask`` is true (mask broadcasts to self's shape)."""
-        return self._keep(selection.masked_fill(self, mask, value))
-
-    def min(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Any:
-        """The smallest element (0-d), or with ``dim`` a pair (values, indices) along it."""
-        if dim is None:
-            return self._keep(S.min(self))
-        values, indices = S.min(self, dim, keepdim)
-        return S.MinResult(self._keep(values), indices)
-
-    def argmax(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
-        """Where the largest element is along ``dim`` (in the flattened tensor for None), as int64."""
-        return _as_int64(S.argmax(self, dim, keepdim))
-
-    def argmin(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
-        """Where the smallest element is along ``dim`` (in the flattened tensor for None), as int64."""
-        return _as_int64(S.argmin(self, dim, keepdim))
-
-    def var(
-        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
-    ) -> "Tensor":
-        """The variance over ``dim`` (divided by n - 1 unless ``unbiased=False`` or ``correction``)."""
-        return S.var(self, dim, unbiased, keepdim, correction=correction)
-
-    def std(
-        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
-    ) -> "Tensor":
-        """The standard deviation over ``dim`` (the square root of ``var``)."""
-        return S.std(self, dim, unbiased, keepdim, correction=correction)
-
-    def any(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
-        """True where some element (along ``dim``) is non-zero (a bool tensor; no gradient)."""
-        return _as_bool(S.any(self, dim, keepdim))
-
-    def t(self) -> "Tensor":
-        """A matrix's transpose; a vector or 0-d tensor unchanged (as PyTorch)."""
-        if self.dims > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D")
-        return self.transpose(0, 1) if self.dims == 2 else self
-
-    def repeat(self, *sizes: Any) -> "Tensor":
-        """self tiled ``sizes[i]`` times along dimension i: ``tensor([1, 2]).repeat(2)`` is [1, 2, 1, 2]."""
-        return self._keep(joining.repeat(self, *sizes))
-
-    def softmax(self, dim: int) -> "Tensor":
-        """``torchlight.nn.functional.softmax(self, dim)``"""
-        from .nn import functional as F  # (nn sits above tensors: imported when first used)
-
-        return F.softmax(self, dim)
-
-    def log_softmax(self, dim: int) -> "Tensor":
-        """``torchlight.nn.functional.log_softmax(self, dim)``"""
-        from .nn import functional as F
-
-        return F.log_softmax(self, dim)
-
-    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> "Tensor":
-        """Write src's values (broadcast to self's shape, from any backend) into self; returns self."""
-        if isinstance(src, Tensor):
-            if not broadcasts_to(src.shape, self.shape):
-                raise RuntimeError(
-                    f"copy_(): the source's shape {list(src.shape)} does not broadcast to the tensor's "
-                    f"{list(self.shape)}"
-                )
-            if src.backend is not self.backend:
-                src = src.to(self.backend)
-        return I.inplace(I.SetItem, self, Ellipsis, self._written(src))
-
-    def _written(self, value: Any) -> "Tensor":
-        """value as it is written into this tensor: converted to its dtype, as PyTorch does."""
-        value = self._lift(value)
-        return value if self._dtype is _FLOAT64 else value._cast(self._dtype)
-
-    def _operand(self, other: Any, alpha: Any, op: str) -> "Tensor":
-        """other as the operand of an in-place ``op`` on self. An int64 or bool tensor keeps its
-        dtype, so a result it cannot hold (a fraction, or a count in a bool) is refused, as PyTorch
-        refuses it."""
-        if self._dtype is not _FLOAT64:
-            kinds = [_kind(other), _BOOL if alpha == 1 else _kind(alpha), _FLOAT64 if op == "div_" else _BOOL]
-            result = max(kinds, key=_RANKS.index)
-            if _RANKS.index(result) > _RANKS.index(self._dtype):
-                raise RuntimeError(
-                    f"result type {_NAMES[result]} can't be cast to the desired output type {_NAMES[self._dtype]} "
-                    f"(in-place {op} on a {self._dtype} tensor)"
-                )
-        return self._lift(other)
-
-    # PyTorch's in-place operators: w -= lr * w.grad changes w itself (in no_grad, for a leaf)
-    def __iadd__(self, other: Any) -> "Tensor":
-        return self.add_(other)
-
-    def __isub__(self, other: Any) -> "Tensor":
-        return self.sub_(other)
-
-    def __imul__(self, other: Any) -> "Tensor":
-        return self.mul_(other)
-
-    def __itruediv__(self, other: Any) -> "Tensor":
-        return self.div_(other)
-
-    # (last in the class: these names would hide the builtins from annotations below them)
-    def float(self) -> "Tensor":
-        """This tensor as PyTorch's float32, which torchlight holds as float64 (itself if float)."""
-        return self._cast(dtypes.float32)
-
-    def bool(self) -> "Tensor":
-        """This tensor as bool: true where non-zero (no gradient)."""
-        return self._cast(_BOOL)
-
-
-_RANKS = [_BOOL, _INT64, _FLOAT64]  # bool < int64 < float64: what each can hold
-_NAMES = {_BOOL: "Bool", _INT64: "Long", _FLOAT64: "Float"}
+        def __getattr__(self, name: str) -> Any: ...
 
 
 def _tensor_of(x: Any) -> Any:
     """x, or the Tensor that x (an ``nn.Parameter``) holds: a Parameter stands for its value."""
     value = getattr(x, "value", None) if not isinstance(x, Tensor) else None
     return value if isinstance(value, Tensor) else x
-
-
-def _kind(x: Any) -> dtypes.dtype:
-    """The dtype PyTorch would give a value in arithmetic: a tensor's own, bool, int64 or float."""
-    if isinstance(x, Tensor):
-        return x._dtype
-    if isinstance(x, (builtins.bool, np.bool_)):
-        return _BOOL
-    if isinstance(x, numbers.Integral):
-        return _INT64
-    return _FLOAT64
-
-
-def _to_arguments(args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, Any, builtins.bool]:
-    """``to()``'s arguments as (device or backend, dtype, copy); None where not given."""
-    where, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)  # (nothing here is asynchronous)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, Tensor):
-            where, dtype = a.backend, a._dtype
-        elif isinstance(a, dtypes.dtype) or a in (builtins.float, builtins.int, builtins.bool):
-            dtype = a
-        elif isinstance(a, (str, devices.device, backends.TensorBackend)):
-            where = a
-        else:
-            raise TypeError(
-                f"to() expected a device, a backend name, a dtype or a Tensor, got {type(a).__name__}: {a!r}"
-            )
-    return where, dtype, copy
-
-
-def _sum_to_shape(g: Tensor, shape: Tuple[int, ...]) -> Tensor:
-    """Sum g down to ``shape``, a shape that broadcasts to g's: the adjoint of broadcasting.
-
-    An input broadcast along a dimension was read once for every position of it, so its gradient is
-    the sum of the gradients of all those positions.
-    """
-    # BEGIN SOLUTION 2.4
-    # HINT: sum (keeping the dims: ops.Sum.apply(g, dims, True)) over g's leading dimensions that
-    # shape lacks and over those where shape has size 1 and g does not; then view as shape.
-    extra = g.dims - len(shape)
-    dims = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
-    return ops.View.apply(ops.Sum.apply(g, dims, True), shape)
-    # END SOLUTION 2.4
 
 
 # -- creation -----------------------------------------------------------------------------------

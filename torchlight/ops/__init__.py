@@ -9,6 +9,7 @@ This package sits above the engine (``autograd``) and the storage (``tensor_data
 - ``reductions.py`` (module 2): sum and max.
 - ``movement.py`` (module 2): views (view, permute, expand, squeeze, indexing) and copies.
 - ``matmul.py`` (module 2): the matrix product.
+- ``broadcast.py`` (module 2): ``_sum_to_shape``, a gradient summed back to a broadcast input's shape.
 - ``fused.py`` (module 3): Sub, Div, Tanh and Linear as single Functions, for speed.
 - ``inplace.py`` (module 5): add_, mul_, fill_, ``t[key] = value``, ...
 - ``joining.py``, ``selection.py``, ``statistics.py`` (PyTorch's API beyond the stages): cat,

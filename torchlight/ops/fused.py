@@ -5,8 +5,9 @@ is sigmoid scaled and shifted (``ops/elementwise.py``), and ``linear`` is ``x @ 
 (``nn/linear.py``). Each composed op runs several kernels forward and records several graph
 nodes, each with its own backward; in a small network that per-operation overhead, not the
 arithmetic, is most of the time. A fused op runs one kernel (``op.sub``) or fewer steps and records
-one node: the same values and gradients, computed faster. Tensor's operators and ``nn.Linear``
-use these; tests/module3/test_fused.py holds each equal to its composed version.
+one node: the same values and gradients, computed faster. Tensor's ``-``, ``/`` and ``tanh``
+(``tensor_fused.py`` puts these in place of the composed ones) and ``nn.Linear`` use these;
+tests/module3/test_fused.py holds each equal to its composed version.
 """
 
 from __future__ import annotations

@@ -1,0 +1,316 @@
+"""Module 4: PyTorch's names for the rest of Tensor: dtype and device, conversions, more math and
+statistics, ``softmax`` (from ``nn.functional``, module 4), so that PyTorch programs run.
+
+tensor.py (module 2) holds what the stages teach; the methods here add PyTorch's spellings and
+conveniences on top of it, each a line or two over the operations of ``ops/`` (``selection.py``,
+``statistics.py``, ``joining.py``) or over ``dtypes`` and ``devices``. They are attached to
+``Tensor`` when this file is imported (``@extends(Tensor)``, ``extension.py``); docs/pytorch.md
+lists what PyTorch has that torchlight has not.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
+import numpy as np
+
+from . import backends, devices, dtypes
+from .extension import extends
+from .ops import joining, selection
+from .ops import statistics as S
+from .ops.elementwise import Cos, Neg, Sin
+from .tensor import _BOOL, _FLOAT64, _INT64, Tensor, _as_bool, _as_int64, tensor
+from .tensor_data import normalize_dim, prod
+
+__all__ = ["PyTorchNames"]
+
+if TYPE_CHECKING:
+    _Methods = Tensor  # (the type checker reads these methods as Tensor's own)
+else:
+    _Methods = object
+
+
+_to_backend = Tensor.to  # module 2's: a move to another backend
+
+
+@extends(Tensor)
+class PyTorchNames(_Methods):
+    """Tensor's methods and attributes beyond modules 1 and 2, by PyTorch's names."""
+
+    def new_tensor(self, data: Any) -> "Tensor":
+        """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
+        return tensor(data, backend=self.backend)
+
+    def dim(self) -> int:
+        """Number of dimensions (PyTorch's spelling)."""
+        return len(self._data.shape)
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's values without history, sharing storage (as PyTorch's ``.data``)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """``copy.deepcopy``: a leaf's values in new storage, with its requires_grad and a copy of its grad."""
+        if not self.is_leaf:  # PyTorch's rule: copying a graph's inner node would copy half a graph
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol; "
+                "deepcopy t.detach() instead"
+            )
+        out = self.detach().clone()
+        memo[id(self)] = out
+        if self.requires_grad:
+            out.requires_grad_(True)
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
+
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """This tensor on another backend or device, or as another dtype: ``to("fast")``,
+        ``to("cpu")``, ``to(torchlight.float64)``, ``to(device, dtype)``, ``to(other)`` (other's
+        backend and dtype). Itself when nothing changes; a move between backends is differentiable."""
+        where, dtype, copy = _to_arguments(args, kwargs)
+        out: Tensor = self
+        if where is not None:
+            out = _to_backend(self, devices.backend_for(where, self.backend))
+        if dtype is not None:
+            out = out._cast(dtype)
+        return out.clone() if copy and out is self else out
+
+    def _cast(self, dtype: Any) -> "Tensor":
+        """This tensor as ``dtype``: itself if it is that already, else a new tensor (int64 values
+        truncated toward zero, as PyTorch). Only float64 tensors are in the graph."""
+        d = dtypes.stored(dtypes.as_dtype(dtype) or self._dtype)
+        if d is self._dtype:
+            return self
+        if d is _FLOAT64:
+            out = self._new(self._data.contiguous())
+        else:
+            out = Tensor.from_numpy(dtypes.convert(self.to_numpy(), d), self.backend)
+        out._dtype = d
+        return out
+
+    def __float__(self) -> float:
+        return self.item()
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        """How the values are read: float64 (the default), int64 or bool (see ``torchlight.dtypes``)."""
+        return self._dtype
+
+    @property
+    def device(self) -> devices.device:
+        """Where the tensor lives: cpu for the "simple" and "fast" backends, cuda for "cuda"."""
+        return devices.of_backend(self.backend)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._data.shape)
+
+    def is_floating_point(self) -> builtins.bool:
+        """True for float64 tensors (every tensor that is not int64 or bool)."""
+        return self._dtype is _FLOAT64
+
+    def type(self, dtype: Any = None) -> Any:
+        """With no argument, the type's name ("torchlight.DoubleTensor", "LongTensor" or
+        "BoolTensor"); with a dtype, this tensor as that dtype."""
+        if dtype is None:
+            return "torchlight." + {_FLOAT64: "Double", _INT64: "Long", _BOOL: "Bool"}[self._dtype] + "Tensor"
+        return self._cast(dtype)
+
+    def double(self) -> "Tensor":
+        """This tensor as float64 (itself if it is)."""
+        return self._cast(_FLOAT64)
+
+    def long(self) -> "Tensor":
+        """This tensor as int64 (values truncated toward zero; no gradient)."""
+        return self._cast(_INT64)
+
+    def cpu(self) -> "Tensor":
+        """This tensor on the CPU (itself if it is there)."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        """This tensor on the "cuda" backend (an error saying why where it cannot run)."""
+        return self.to("cuda")
+
+    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
+        """The values as a numpy array (int64 and bool arrays for those dtypes). A float64 tensor
+        shares its memory with the array, as in PyTorch: writing to one changes the other."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                "to host memory first."
+            )
+        if self._dtype is not _FLOAT64:
+            return self._values()
+        data, storage = self._data, self._data.storage
+        if not isinstance(storage, np.ndarray):  # (a backend keeping its storage in another form: a copy)
+            return self.to_numpy()
+        strides = tuple(storage.itemsize * s for s in data.strides)
+        return np.lib.stride_tricks.as_strided(storage[data.offset :], data.shape, strides)
+
+    def __index__(self) -> int:
+        if self._dtype is _FLOAT64 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __invert__(self) -> "Tensor":
+        if self._dtype is not _BOOL:
+            raise TypeError(f"~ (logical not) is only for bool tensors here, got a {self._dtype} tensor")
+        return self == 0.0
+
+    def sin(self) -> "Tensor":
+        """Sine, elementwise."""
+        return Sin.apply(self)
+
+    def cos(self) -> "Tensor":
+        """Cosine, elementwise."""
+        return Cos.apply(self)
+
+    def neg(self) -> "Tensor":
+        """-self"""
+        return Neg.apply(self)
+
+    def pow(self, exponent: Any) -> "Tensor":
+        """self ** exponent (a number or a tensor), elementwise."""
+        return self**exponent
+
+    def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
+        """Elements below ``min`` raised to it, above ``max`` lowered to it (numbers or tensors)."""
+        return selection.clamp(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> "Tensor":
+        """``clamp(min=min)``"""
+        return selection.clamp(self, min, None)
+
+    def clamp_max(self, max: Any) -> "Tensor":
+        """``clamp(max=max)``"""
+        return selection.clamp(self, None, max)
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        """The larger of self and other, elementwise (a tie gives each half the gradient)."""
+        return selection.maximum(self, other)
+
+    def minimum(self, other: "Tensor") -> "Tensor":
+        """The smaller of self and other, elementwise."""
+        return selection.minimum(self, other)
+
+    def where(self, condition: "Tensor", other: Any) -> "Tensor":
+        """self where condition is true, else other (``torchlight.where(condition, self, other)``)."""
+        return selection.where(condition, self, other)
+
+    def masked_fill(self, mask: "Tensor", value: Any) -> "Tensor":
+        """A copy with ``value`` wherever ``mask`` is true (mask broadcasts to self's shape)."""
+        return self._keep(selection.masked_fill(self, mask, value))
+
+    def min(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Any:
+        """The smallest element (0-d), or with ``dim`` a pair (values, indices) along it."""
+        if dim is None:
+            return self._keep(S.min(self))
+        values, indices = S.min(self, dim, keepdim)
+        return S.MinResult(self._keep(values), indices)
+
+    def argmax(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """Where the largest element is along ``dim`` (in the flattened tensor for None), as int64."""
+        return _as_int64(S.argmax(self, dim, keepdim))
+
+    def argmin(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """Where the smallest element is along ``dim`` (in the flattened tensor for None), as int64."""
+        return _as_int64(S.argmin(self, dim, keepdim))
+
+    def var(
+        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
+    ) -> "Tensor":
+        """The variance over ``dim`` (divided by n - 1 unless ``unbiased=False`` or ``correction``)."""
+        return S.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(
+        self, dim: Any = None, unbiased: builtins.bool = True, keepdim: builtins.bool = False, *, correction: Any = None
+    ) -> "Tensor":
+        """The standard deviation over ``dim`` (the square root of ``var``)."""
+        return S.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def any(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
+        """True where some element (along ``dim``) is non-zero (a bool tensor; no gradient)."""
+        return _as_bool(S.any(self, dim, keepdim))
+
+    def t(self) -> "Tensor":
+        """A matrix's transpose; a vector or 0-d tensor unchanged (as PyTorch)."""
+        if self.dims > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D")
+        return self.transpose(0, 1) if self.dims == 2 else self
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dimensions ``start_dim`` to ``end_dim`` (default: all) merged into one."""
+        if not self.dims:
+            return self.reshape(1)
+        start, end = normalize_dim(start_dim, self.dims), normalize_dim(end_dim, self.dims)
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+        shape = self.shape
+        return self.reshape(shape[:start] + (prod(shape[start : end + 1]),) + shape[end + 1 :])
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """``self.expand(other.shape)``"""
+        return self.expand(other.shape)
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        """self tiled ``sizes[i]`` times along dimension i: ``tensor([1, 2]).repeat(2)`` is [1, 2, 1, 2]."""
+        return self._keep(joining.repeat(self, *sizes))
+
+    def softmax(self, dim: int) -> "Tensor":
+        """``torchlight.nn.functional.softmax(self, dim)``"""
+        from .nn import functional as F  # (nn sits above tensors: imported when first used)
+
+        return F.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        """``torchlight.nn.functional.log_softmax(self, dim)``"""
+        from .nn import functional as F
+
+        return F.log_softmax(self, dim)
+
+    # (last in the class: these names would hide the builtins from annotations below them)
+    def float(self) -> "Tensor":
+        """This tensor as PyTorch's float32, which torchlight holds as float64 (itself if float)."""
+        return self._cast(dtypes.float32)
+
+    def bool(self) -> "Tensor":
+        """This tensor as bool: true where non-zero (no gradient)."""
+        return self._cast(_BOOL)
+
+
+def _to_arguments(args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, Any, builtins.bool]:
+    """``to()``'s arguments as (device or backend, dtype, copy); None where not given."""
+    where, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)  # (nothing here is asynchronous)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            where, dtype = a.backend, a._dtype
+        elif isinstance(a, dtypes.dtype) or a in (builtins.float, builtins.int, builtins.bool):
+            dtype = a
+        elif isinstance(a, (str, devices.device, backends.TensorBackend)):
+            where = a
+        else:
+            raise TypeError(
+                f"to() expected a device, a backend name, a dtype or a Tensor, got {type(a).__name__}: {a!r}"
+            )
+    return where, dtype, copy
