@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 import numpy as np
 
 from . import backends, devices, dtypes, random, scalar
-from .autograd.engine import run_backward
-from .autograd.function_api import History
+from .autograd.function import History
 from .autograd.grad_mode import is_grad_enabled
+from .autograd.graph import BackwardPass, backpropagate
 from .autograd.variable import Variable
 from .extension import extension_point
 from .ops import elementwise
@@ -358,7 +358,7 @@ class Tensor(Variable):
                 )
         if retain_graph is None:
             retain_graph = create_graph
-        run_backward([self], [grad], retain_graph, create_graph)
+        backpropagate(self, grad, BackwardPass.make(self, retain_graph, create_graph))
 
     # -- operators ------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ This package sits above the engine (``autograd``) and the storage (``tensor_data
 - ``broadcast.py`` (module 2): ``_sum_to_shape``, a gradient summed back to a broadcast input's shape.
 - ``fused.py`` (module 3): Sub, Div, Tanh and Linear as single Functions, for speed.
 - ``inplace.py`` (module 5): add_, mul_, fill_, ``t[key] = value``, ...
+- ``higher_order.py`` (module 5): Map's backward marked once_differentiable.
 - ``joining.py``, ``selection.py``, ``statistics.py`` (PyTorch's API beyond the stages): cat,
   stack, repeat; where, maximum, minimum, clamp, masked_fill; min, argmax, var, std, any.
 
@@ -45,6 +46,7 @@ from .elementwise import (
     tanh,
 )
 from .fused import Div, Linear, Sub, Tanh
+from .higher_order import _MapOnceDifferentiable  # noqa: F401  (registers itself)
 from .inplace import AddInplace, DivInplace, Fill, MulInplace, SetItem
 from .joining import Cat
 from .matmul import MatMul

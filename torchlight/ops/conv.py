@@ -23,7 +23,7 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from ..backends.base import conv_output_size
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from .. import scalar as op
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from .elementwise import Grad, _Binary, _plus, _Unary, save
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
 from .. import scalar as op
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from ..tensor_data import Shape, TensorData, _shape_arg, normalize_dim
 from .elementwise import Grad
 

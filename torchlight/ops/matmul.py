@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Tuple
 
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from .elementwise import Grad, _plus, save
 
 if TYPE_CHECKING:

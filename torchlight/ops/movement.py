@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Tuple
 import numpy as np
 
 from .. import scalar as op
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from ..tensor_data import IndexingError, Shape, TensorData, normalize_dim
 from .elementwise import _Unary
 from .reductions import arange_along

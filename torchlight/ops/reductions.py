@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Tuple
 import numpy as np
 
 from .. import scalar as op
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from ..tensor_data import Shape, normalize_dim
 
 if TYPE_CHECKING:

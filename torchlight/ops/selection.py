@@ -12,7 +12,7 @@ import numbers
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 from .. import scalar as op
-from ..autograd.function_api import Context, Function
+from ..autograd.function import Context, Function
 from ..tensor_data import broadcasts_to
 from .elementwise import Grad, _Binary
 
