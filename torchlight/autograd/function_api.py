@@ -13,7 +13,7 @@ extension points:
 
 import functools
 import inspect
-from typing import Any, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple
 
 from ..extension import extends
 from . import inplace_tracking
@@ -70,8 +70,14 @@ class _ContextAPI:
         self._freed = True
 
 
+# (For the type checker only, an extension is a subclass of what it extends; at run time it is a
+# plain holder of members, which ``extends`` copies onto the class.)
+_HistoryMembers: Any = History if TYPE_CHECKING else object
+_FunctionMembers: Any = Function if TYPE_CHECKING else object
+
+
 @extends(History)
-class _MaterializedGrads:
+class _MaterializedGrads(_HistoryMembers):
     def _missing_grads(self, grads: List[Any]) -> List[Any]:
         if not self.ctx.materialize_grads:
             return grads
@@ -91,7 +97,7 @@ def _default(fn):
 
 
 @extends(Function)
-class _FunctionAPI:
+class _FunctionAPI(_FunctionMembers):
     # PyTorch's switch for an automatic vmap rule; torchlight has no vmap.
     generate_vmap_rule = False
 

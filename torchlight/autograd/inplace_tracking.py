@@ -12,7 +12,7 @@ go wrong, and this file guards against both:
   input whose History is newer than its consumer's was changed after the consumer used it).
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..extension import extends
 from .function import Function, History, _is_one_of
@@ -56,8 +56,13 @@ def of_inplace(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> 
     # END SOLUTION 5.2
 
 
+# (For the type checker only, an extension is a subclass of what it extends; at run time it is a
+# plain holder of members, which ``extends`` copies onto the class.)
+_HistoryMembers: Any = History if TYPE_CHECKING else object
+
+
 @extends(History)
-class _InplaceHistory:
+class _InplaceHistory(_HistoryMembers):
     def _recorded_node(self, x: Variable) -> Optional[Variable]:
         """The node ``x`` stood for when this History was made: ``x`` itself, unless its History is
         newer than this one: then it was changed in place since (or was a constant then), and the
