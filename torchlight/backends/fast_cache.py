@@ -24,6 +24,17 @@ mid-write) never leaves half a file under the real name.
 
 A function that cannot be imported by name (a lambda, a closure, a function typed into a notebook
 or defined in ``__main__``) gets the same kernels, compiled in memory for this process only.
+
+Where no folder can be written (the package folder, ``~/.cache``, ``$TORCHLIGHT_CACHE_DIR`` and
+``$NUMBA_CACHE_DIR`` all read-only, as on some lab machines and containers), every kernel is compiled
+in memory for this process, with one ``KernelCacheWarning``: the backend works, only slower to start.
+
+What the cache trusts: numba reads its index and compiled files with pickle, so a file planted in
+the cache can run code. Before loading anything, the cache checks the folder it loads from: it must
+belong to the user running the program and be writable by no one else (no group or other write
+bit), and each folder above it must belong to that user or to root and be writable by no one else
+unless it has the sticky bit (as ``/tmp``). Otherwise the kernels are compiled in memory (nothing is
+loaded from that folder or saved in it) and a ``KernelCacheWarning`` names the folder and why, once.
 """
 
 import contextlib
@@ -34,6 +45,7 @@ import inspect
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -42,13 +54,15 @@ from types import ModuleType
 from typing import Callable, Dict, List, Optional, Sequence
 
 import numba
-from numba.core.caching import FunctionCache
+from numba.core import caching as _numba_caching
+from numba.core.caching import FunctionCache, NullCache, _CacheLocator
 
-__all__ = ["KernelCacheWarning", "cache_dir", "clear", "compile_part", "kernels_for", "recovering"]
+__all__ = ["KernelCacheWarning", "cache_dir", "clear", "compile_part", "kernels_for", "recovering", "untrusted"]
 
 _modules: Dict[Callable, ModuleType] = {}  # fn -> its kernels, for this process
 _lock = threading.RLock()
 _warned: List[str] = []
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # torchlight/
 
 
 class KernelCacheWarning(RuntimeWarning):
@@ -150,6 +164,8 @@ class _RecoveringCache(FunctionCache):
     """
 
     def load_overload(self, sig, target_context):
+        if not self._trusted():
+            return None
         try:
             return super().load_overload(sig, target_context)
         except Exception as e:  # emptied, truncated, garbled: numba cannot tell which
@@ -162,6 +178,8 @@ class _RecoveringCache(FunctionCache):
             return None
 
     def save_overload(self, sig, data):
+        if not self._trusted():
+            return
         try:
             super().save_overload(sig, data)
         except Exception as e:  # a full disk, a folder made read-only: the kernel runs all the same
@@ -169,6 +187,22 @@ class _RecoveringCache(FunctionCache):
                 f"torchlight: cannot save a compiled kernel in {self.cache_path} ({_short(e)}); it will be "
                 "compiled again in the next process"
             )
+
+    def _trusted(self) -> bool:
+        """Whether this cache's folder may be read (see the module's docstring); if not, the cache
+        is switched off for this function (compiled in memory) with a warning, once per folder."""
+        if not self._enabled:
+            return False
+        problem = untrusted(self.cache_path)
+        if problem is None:
+            return True
+        self.disable()
+        _warn_once(
+            f"torchlight: not using the kernel cache folder {self.cache_path}: {problem}. numba reads its files "
+            "with pickle, so whoever can write there could run code in this program; compiling the kernels in "
+            "memory instead. Use a folder of your own (TORCHLIGHT_CACHE_DIR, NUMBA_CACHE_DIR) that only you can write."
+        )
+        return False
 
     def _damaged_file(self, sig, target_context) -> str:
         """The file that failed to load: the index, unless it loads and names a data file."""
@@ -189,13 +223,92 @@ class _RecoveringCache(FunctionCache):
 
 def recovering(dispatcher):
     """``dispatcher`` (made by ``numba.njit(cache=True)``, not yet compiled), with a disk cache that
-    treats a damaged file as a cache miss: deleted, warned about (``KernelCacheWarning``), rebuilt.
+    treats a damaged file as a cache miss: deleted, warned about (``KernelCacheWarning``), rebuilt,
+    and that loads nothing from a folder others can write (``untrusted``).
 
-    A dispatcher without a disk cache is returned as it is.
+    A dispatcher for which no folder could be written gets no disk cache at all (compiled in
+    memory, one warning per process); one without a disk cache is returned as it is.
     """
     if isinstance(dispatcher._cache, FunctionCache):
-        dispatcher._cache = _RecoveringCache(dispatcher.py_func)
+        if isinstance(dispatcher._cache._impl.locator, _InMemoryLocator):
+            _warn_no_disk_cache("no folder numba can write its cache in: the package folder, NUMBA_CACHE_DIR, ~/.cache")
+            dispatcher._cache = NullCache()
+        else:
+            dispatcher._cache = _RecoveringCache(dispatcher.py_func)
     return dispatcher
+
+
+class _InMemoryLocator(_CacheLocator):
+    """numba's last resort for torchlight's own kernels, after its own locators found no writable
+    folder: instead of numba's RuntimeError ("cannot cache function ... no locator available") at
+    import, a cache that ``recovering`` replaces with none (the kernel is compiled in memory)."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+
+    def ensure_cache_path(self):
+        raise OSError(f"no writable folder for the kernel cache of {self._py_file}")
+
+    def get_cache_path(self):
+        return os.path.join(os.path.dirname(self._py_file), "__pycache__")  # never read: see recovering
+
+    def get_source_stamp(self):
+        return None
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        path = os.path.abspath(py_file)
+        for folder in (_PACKAGE, os.path.abspath(cache_dir())):
+            if path.startswith(folder + os.sep):
+                return cls(py_func, py_file)
+        return None  # another library's function: numba's behaviour is not ours to change
+
+
+_locators = getattr(_numba_caching, "CacheImpl", None) or _numba_caching._CacheImpl  # (renamed in numba 0.61)
+if _InMemoryLocator not in _locators._locator_classes:
+    _locators._locator_classes.append(_InMemoryLocator)
+
+
+def untrusted(folder: Optional[str]) -> Optional[str]:
+    """Why the kernel cache must not load from ``folder``, or None when it may.
+
+    ``folder`` (if it exists) must belong to this user and be writable by no one else; each folder
+    above it must belong to this user or to root and be writable by no one else unless it is
+    sticky (as ``/tmp``: there no one can rename or delete another's entries). Otherwise someone
+    else could put a file there that numba would unpickle. (Where there are no owners to check,
+    as on Windows, nothing is refused.)
+    """
+    if folder is None or not hasattr(os, "geteuid"):
+        return None
+    uid = os.geteuid()
+    path = os.path.realpath(folder)
+    first = True
+    while True:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            writable = st.st_mode & 0o022
+            if first:
+                if st.st_uid != uid:
+                    return f"it belongs to uid {st.st_uid}, not to this user (uid {uid})"
+                if writable:
+                    return f"others can write it (mode {stat.filemode(st.st_mode)})"
+                first = False
+            else:
+                if st.st_uid not in (uid, 0):
+                    return f"the folder above it, {path}, belongs to uid {st.st_uid}, neither this user nor root"
+                if writable and not st.st_mode & stat.S_ISVTX:
+                    return f"others can write the folder above it, {path} (mode {stat.filemode(st.st_mode)})"
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
 
 
 def _short(e: BaseException) -> str:
@@ -234,10 +347,7 @@ def _instantiate(fn: Callable, templates: List[Callable], helpers: List[str], so
                 _remove_stale(parts[0]._cache.cache_path, stem, name)
             return module
         except OSError as e:  # a read-only home, a full disk: compile without the disk cache
-            _warn_once(
-                f"torchlight: cannot write the fast-kernel cache in {cache_dir()} ({e}); compiling "
-                "without a disk cache. Set TORCHLIGHT_CACHE_DIR to a writable folder to keep compiled kernels."
-            )
+            _warn_no_disk_cache(f"cannot write the fast-kernel cache in {cache_dir()} ({e})")
     module = ModuleType(f"torchlight_fast_kernels_{getattr(fn, '__name__', 'fn')}")
     module.__dict__["_scalar_fn"] = fn
     exec(
@@ -383,3 +493,17 @@ def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.append(message)
         warnings.warn(KernelCacheWarning(message), stacklevel=4)
+
+
+def _warn_no_disk_cache(why: str) -> None:
+    """One warning per process that kernels are compiled in memory, whatever the first reason."""
+    if "no disk cache" not in _warned:
+        _warned.append("no disk cache")
+        warnings.warn(
+            KernelCacheWarning(
+                f"torchlight: {why}; compiling the fast backend's kernels in memory, for this process only "
+                "(they are compiled again in the next one). Set TORCHLIGHT_CACHE_DIR (and NUMBA_CACHE_DIR) "
+                "to a folder of your own that you can write, to keep compiled kernels."
+            ),
+            stacklevel=4,
+        )
