@@ -3,22 +3,38 @@
 A file is written to a temporary name in the destination folder and renamed into place only once
 its SHA-256 matches, so an interrupted or damaged download never leaves a file that looks
 complete. A download whose hash is wrong is deleted and refused.
+
+Nothing hangs and nothing grows without bound: the whole download (every mirror together) has a
+deadline, after which it fails with an error saying so, however slowly a server trickles bytes;
+each wait for the network is bounded by ``timeout`` too. When the expected size is known (the data
+sets know their files'), a server that sends more than that size plus a small margin is cut off
+before more is written, and one that announces more (``Content-Length``) is not read at all.
+A partial file left by a download that was killed is removed by the next download into that folder.
 """
 
 import hashlib
 import http.client
 import os
+import re
+import socket
 import tempfile
+import time
 import urllib.request
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 from tqdm import tqdm
 
 _CHUNK = 1 << 16
+MARGIN = 1 << 20  # bytes a server may send beyond the expected size before it is cut off
+DEADLINE = 1800.0  # seconds, for a whole download: every mirror together
 
 
 class ChecksumError(RuntimeError):
     """A downloaded file's SHA-256 differs from the expected one (the file was deleted)."""
+
+
+class DownloadError(OSError):
+    """A download that cannot succeed from this mirror: past its deadline, or larger than the file."""
 
 
 def sha256_of(path: str) -> str:
@@ -30,16 +46,32 @@ def sha256_of(path: str) -> str:
     return digest.hexdigest()
 
 
-def download(urls: Sequence[str], path: str, sha256: str, progress: bool = True, timeout: float = 60.0) -> None:
+def download(
+    urls: Sequence[str],
+    path: str,
+    sha256: str,
+    progress: bool = True,
+    timeout: float = 60.0,
+    size: Optional[int] = None,
+    deadline: float = DEADLINE,
+) -> None:
     """Fetch the file at ``path`` from the first of ``urls`` that serves it with SHA-256 ``sha256``.
 
-    Shows a progress bar (tqdm) unless ``progress`` is false. Raises ``RuntimeError`` (listing
-    every URL tried and why it failed) when none does; nothing is left at ``path`` then.
+    ``size`` is the file's expected size in bytes, if known: a server sending more than ``size +
+    MARGIN`` bytes is cut off. ``deadline`` (seconds) bounds the whole download, all mirrors
+    together; ``timeout`` bounds each wait for the network. Shows a progress bar (tqdm) unless
+    ``progress`` is false. Raises ``RuntimeError`` (listing every URL tried and why it failed)
+    when none does; nothing is left at ``path`` then, and no partial file beside it.
     """
     errors: List[str] = []
+    end = time.monotonic() + deadline
+    _remove_stale_parts(os.path.dirname(os.path.abspath(path)))
     for url in urls:
+        if time.monotonic() >= end:
+            errors.append(f"{url}: not tried, the deadline of {deadline:g} s has passed")
+            continue
         try:
-            _fetch(url, path, sha256.lower(), progress, timeout)
+            _fetch(url, path, sha256.lower(), progress, timeout, size, end, deadline)
             return
         except (OSError, http.client.HTTPException, ChecksumError) as e:
             # OSError covers urllib's URLError and HTTPError, refused connections and timeouts.
@@ -48,22 +80,47 @@ def download(urls: Sequence[str], path: str, sha256: str, progress: bool = True,
     raise RuntimeError(f"could not download {os.path.basename(path)} to {path}:\n  {tried}")
 
 
-def _fetch(url: str, path: str, sha256: str, progress: bool, timeout: float) -> None:
+def _fetch(
+    url: str, path: str, sha256: str, progress: bool, timeout: float, size: Optional[int], end: float, deadline: float
+) -> None:
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=_part_prefix(os.path.basename(path)), suffix=".part", dir=folder)
+    limit = None if size is None else size + MARGIN
     try:
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+        wait = max(0.001, min(timeout, end - time.monotonic()))
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=wait) as response:
             total = response.headers.get("Content-Length")
+            announced = int(total) if total and total.isdigit() else None
+            if limit is not None and announced is not None and announced > limit:
+                raise DownloadError(
+                    f"the server announces {announced} bytes, the file is {size}: not the file expected "
+                    "(nothing was downloaded)"
+                )
+            received = 0
             with tqdm(
-                total=int(total) if total and total.isdigit() else None,
+                total=announced,
                 desc=os.path.basename(path),
                 unit="B",
                 unit_scale=True,
                 unit_divisor=1024,
                 disable=not progress,
             ) as bar:
-                for chunk in iter(lambda: response.read(_CHUNK), b""):
+                while True:
+                    if time.monotonic() > end:
+                        raise DownloadError(
+                            f"no complete download within the deadline of {deadline:g} s ({received} bytes "
+                            "received): the server is too slow or stalled; the partial file was deleted"
+                        )
+                    chunk = response.read1(_CHUNK)  # what has arrived: a trickling server cannot stall the check
+                    if not chunk:
+                        break
+                    received += len(chunk)
+                    if limit is not None and received > limit:
+                        raise DownloadError(
+                            f"the server sent more than the file's {size} bytes (stopped after {received}): "
+                            "not the file expected; the partial file was deleted"
+                        )
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
@@ -78,3 +135,45 @@ def _fetch(url: str, path: str, sha256: str, progress: bool, timeout: float) -> 
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+# A partial file is named after its file, this machine and the downloading process, so that a later
+# download can tell one left by a killed process (removed) from one being written now.
+_PART = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9_-]*)\.(?P<pid>\d+)\.dl-[^.]+\.part$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
+
+
+def _part_prefix(name: str) -> str:
+    return f".{name}.{_host()}.{os.getpid()}.dl-"
+
+
+def _remove_stale_parts(folder: str) -> None:
+    """Remove the partial files in ``folder`` of downloads whose process (on this machine) is gone."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        match = _PART.match(entry)
+        if not match or match["host"] != _host():
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            os.remove(os.path.join(folder, entry))
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True

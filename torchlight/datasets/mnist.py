@@ -7,7 +7,7 @@ files: ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-i
 """
 
 import os
-from typing import List, Tuple, Union
+from typing import Dict, List, Tuple, Union
 
 import numpy as np
 
@@ -42,6 +42,13 @@ class MNIST(ArrayDataset):
         ("t10k-images-idx3-ubyte.gz", "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
         ("t10k-labels-idx1-ubyte.gz", "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
     ]
+    # Each file's size in bytes: a server sending more (plus a small margin) is cut off.
+    sizes: Dict[str, int] = {
+        "train-images-idx3-ubyte.gz": 9912422,
+        "train-labels-idx1-ubyte.gz": 28881,
+        "t10k-images-idx3-ubyte.gz": 1648877,
+        "t10k-labels-idx1-ubyte.gz": 4542,
+    }
     classes = [
         "0 - zero",
         "1 - one",
@@ -120,7 +127,8 @@ class MNIST(ArrayDataset):
             if any(os.path.isfile(path) for path in self._candidates(stem)):
                 continue
             os.makedirs(self.raw_folder, exist_ok=True)
-            _download([mirror + filename for mirror in self.mirrors], os.path.join(self.raw_folder, filename), sha256)
+            urls = [mirror + filename for mirror in self.mirrors]
+            _download(urls, os.path.join(self.raw_folder, filename), sha256, size=self.sizes.get(filename))
 
     def _describe(self) -> List[str]:
         return [f"Root location: {self.root}", f"Split: {'Train' if self.train else 'Test'}"]
@@ -143,4 +151,10 @@ class FashionMNIST(MNIST):
         ("t10k-images-idx3-ubyte.gz", "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073"),
         ("t10k-labels-idx1-ubyte.gz", "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"),
     ]
+    sizes = {
+        "train-images-idx3-ubyte.gz": 26421880,
+        "train-labels-idx1-ubyte.gz": 29515,
+        "t10k-images-idx3-ubyte.gz": 4422102,
+        "t10k-labels-idx1-ubyte.gz": 5148,
+    }
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
