@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import grading
-from .edition import write_edition
+from .edition import GitError, write_edition
 from .listing import stage_listing
 from .markers import MarkerError
 from .source import Course
@@ -14,7 +14,8 @@ from .verify import verify
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run one subcommand; exit status 0 on success, 1 when verify fails, 2 for a usage or marker error."""
+    """Run one subcommand; exit status 0 on success, 1 when verify fails or git cannot make the
+    edition a repository (nothing of the edition is left then), 2 for a usage or marker error."""
     parser = argparse.ArgumentParser(
         prog="python -m torchlight.course",
         description="Make a student edition, list what each stage asks for, verify the edition (docs/instructors.md).",
@@ -51,7 +52,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(stage_listing(course))
             return 0
         if ns.command == "student":
-            edition = write_edition(course, ns.out, ns.solved_through, git=not ns.no_git)
+            try:
+                edition = write_edition(course, ns.out, ns.solved_through, git=not ns.no_git)
+            except GitError as exc:
+                print(f"error: the edition was not written, and nothing of it is left: {exc}", file=sys.stderr)
+                return 1
             print(f"wrote the student edition to {edition.path} ({edition.files} files)")
             print(f"  stubbed: {', '.join(edition.stubbed) or 'nothing'}")
             print(f"  solved:  {', '.join(edition.solved) or 'nothing'}")

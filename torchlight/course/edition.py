@@ -23,9 +23,9 @@ from typing import List, Optional
 from .markers import looks_like_marker
 from .source import Course, notebook_without_outputs
 
-__all__ = ["EXCLUDED", "Edition", "write_edition"]
+__all__ = ["EXCLUDED", "Edition", "GitError", "write_edition"]
 
-EXCLUDED = ("torchlight/course/", "tests/test_course.py", "docs/instructors.md")
+EXCLUDED = ("torchlight/course/", "tests/test_course.py", "tests/test_course_git_failure.py", "docs/instructors.md")
 
 _GITIGNORE = """.venv/
 __pycache__/
@@ -90,7 +90,9 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
     """Write the student edition of ``course`` to the new folder ``out`` and return what it holds.
 
     Stages up to ``solved_through`` (in course order) keep their reference solutions; every other
-    stage's regions become stubs. ``out`` must not exist or be empty.
+    stage's regions become stubs. ``out`` must not exist or be empty. When anything fails midway
+    (git missing or failing, a full disk), what was written is removed again (``out`` itself too,
+    unless it was there before), so that the same command can simply be run again.
     """
     out = Path(out).resolve()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -98,7 +100,31 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
     if course.root == out or course.root in out.parents and not _ignored(course.root, out):
         raise ValueError(f"{out} lies inside the checkout; write the edition somewhere git ignores or outside it")
     solved = course.through(solved_through)
+    existed = out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        written = _write_files(course, out, solved, solved_through, git)
+    except BaseException:
+        _remove_partial(out, keep_folder=existed)
+        raise
+    staged = course.staged()
+    return Edition(out, written, [s for s in staged if not solved(s)], [s for s in staged if solved(s)])
+
+
+def _remove_partial(out: Path, keep_folder: bool) -> None:
+    """Remove a partly written edition: ``out``'s contents, and ``out`` unless it was there before."""
+    if keep_folder:
+        for entry in out.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _write_files(course: Course, out: Path, solved, solved_through: Optional[str], git: bool) -> int:
+    """Write the edition's files into the empty folder ``out`` (and make it a repository); how many."""
     written = 0
     for path in course.files:
         if path.startswith(EXCLUDED) or path == "README.md":
@@ -122,8 +148,7 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
     _check_no_markers(out)
     if git:
         _git_init(out)
-    staged = course.staged()
-    return Edition(out, written, [s for s in staged if not solved(s)], [s for s in staged if solved(s)])
+    return written
 
 
 def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> int:
@@ -175,7 +200,10 @@ def _check_no_markers(out: Path) -> None:
 
 
 def _ignored(root: Path, path: Path) -> bool:
-    run = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=root, capture_output=True)
+    try:
+        run = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=root, capture_output=True)
+    except OSError:  # no git: nothing counts as ignored
+        return False
     return run.returncode == 0
 
 
@@ -190,8 +218,17 @@ def _git_init(out: Path) -> None:
             ["git", "commit", "-q", "-m", "torchlight student edition"],
         ):
             subprocess.run(cmd, cwd=out, env=env, check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        detail = getattr(exc, "stderr", b"") or b""
-        raise RuntimeError(
-            f"git could not make the edition a repository ({exc}): {detail.decode(errors='replace')}"
+    except FileNotFoundError:
+        raise GitError("git was not found (is it installed and on PATH?); install it, or pass --no-git") from None
+    except OSError as exc:
+        raise GitError(f"git could not be run ({exc}); pass --no-git to write the edition without it") from None
+    except subprocess.CalledProcessError as exc:
+        said = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        reason = said[-1].strip() if said else "no message"
+        raise GitError(
+            f"'{' '.join(exc.cmd)}' failed with exit status {exc.returncode} ({reason}); fix git or pass --no-git"
         ) from None
+
+
+class GitError(RuntimeError):
+    """git could not make the edition a repository (missing, or a command failed): one line saying which."""
