@@ -11,9 +11,15 @@ graph walk) is run forward with recording on, then backward. Two chains:
 A third row times the engine alone: a custom Function whose forward and backward do no
 arithmetic, so what remains is ``apply`` and the backward pass's own bookkeeping.
 
+Both of torchlight's paths are timed in the same run, taking turns with PyTorch: the fused native
+apply (``torchlight.autograd.native``, where it is built) and function.py's Python apply, which is
+what runs with ``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or the other on
+``Function.apply``.
+
 Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]
-[--backend simple]``. It prints microseconds per operation and the ratio torchlight / PyTorch
-(higher is slower). torch is optional: without it only torchlight's column is shown.
+[--backend simple] [--paths native,python]``. It prints microseconds per operation and the ratio
+torchlight / PyTorch (higher is slower). torch is optional: without it only torchlight's columns
+are shown.
 """
 
 import argparse
@@ -28,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torchlight  # noqa: E402
 from torchlight.autograd import Function as TLFunction  # noqa: E402
+from torchlight.autograd import native  # noqa: E402
 
 try:
     import torch
@@ -85,19 +92,42 @@ def custom_chain(fn, x, w, n):
     return x
 
 
-def time_chain(run, make_inputs, repeats):
-    """Best-of-``repeats`` seconds for the forward chain and for its backward."""
-    forward, backward = [], []
+# The two applies: what torchlight registered (the native one, where built) and function.py's own.
+_REGISTERED = vars(TLFunction)["apply"]
+_APPLIES = {"native": _REGISTERED, "python": classmethod(native._python_apply)}
+
+
+def use_path(path):
+    """Put the native or the Python apply on Function (the benchmark's switch between turns), or
+    with None the one torchlight registered."""
+    TLFunction.apply = _APPLIES[path] if path is not None else _REGISTERED
+
+
+def time_once(run, make_inputs):
+    """Seconds for one forward chain and for its backward."""
+    x, w = make_inputs()
+    t0 = time.perf_counter()
+    y = run(x, w)
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1
+
+
+def time_contenders(contenders, repeats):
+    """Best-of-``repeats`` (forward, backward) seconds per contender, the contenders taking turns
+    (so that a slow moment of a shared machine falls on all of them)."""
+    best = {name: [float("inf"), float("inf")] for name in contenders}
     for _ in range(repeats):
-        x, w = make_inputs()
-        t0 = time.perf_counter()
-        y = run(x, w)
-        t1 = time.perf_counter()
-        y.sum().backward()
-        t2 = time.perf_counter()
-        forward.append(t1 - t0)
-        backward.append(t2 - t1)
-    return min(forward), min(backward)
+        for name, (path, run, make_inputs) in contenders.items():
+            use_path(path)
+            try:
+                f, b = time_once(run, make_inputs)
+            finally:
+                use_path(None)  # what torchlight registered
+            best[name][0] = min(best[name][0], f)
+            best[name][1] = min(best[name][1], b)
+    return best
 
 
 def main(argv=None):
@@ -106,9 +136,13 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=4, help="elements per tensor")
     parser.add_argument("--repeats", type=int, default=5, help="best of this many runs")
     parser.add_argument("--backend", default=None, help="torchlight backend (default: the default one)")
+    parser.add_argument(
+        "--paths", default="native,python", help="torchlight's applies to time, of native,python (default: both)"
+    )
     args = parser.parse_args(argv)
     if args.backend is not None:
         torchlight.set_default_backend(args.backend)
+    paths = [p for p in args.paths.split(",") if p == "python" or native.path() == "native"]
     n, size = args.ops, args.size
     rng = np.random.default_rng(0)
     x0, w0 = rng.random(size) * 0.5, rng.random(size) * 0.5 + 0.5
@@ -130,25 +164,33 @@ def main(argv=None):
         cases[1] = (cases[1][0], cases[1][1], lambda x, w: custom_chain(torch_custom, x, w, n))
         cases[2] = (cases[2][0], cases[2][1], lambda x, w: custom_chain(torch_bare, x, w, n))
 
-    print(f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
-          f"best of {args.repeats}; microseconds per op")
-    header = f"{'case':<18}{'pass':<10}{'torchlight':>12}{'PyTorch':>10}{'ratio':>8}"
+    print(
+        f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
+        f"best of {args.repeats}, contenders taking turns; microseconds per op"
+    )
+    print(f"torchlight's apply: {native.path()} ({native.reason()}); timed: {', '.join(paths)}")
+    header = f"{'case':<18}{'pass':<10}" + "".join(f"{p:>10}" for p in paths)
+    header += f"{'PyTorch':>10}" + "".join(f"{p + ' ratio':>14}" for p in paths) if torch is not None else ""
     print(header)
     print("-" * len(header))
-    rows = []
+    ratios = {p: [] for p in paths}
     for name, tl_run, torch_run in cases:
-        tl = time_chain(tl_run, tl_inputs, args.repeats)
-        pt = time_chain(torch_run, torch_inputs, args.repeats) if torch is not None else (None, None)
-        for label, a, b in (("forward", tl[0], pt[0]), ("backward", tl[1], pt[1])):
-            us_a = a / n * 1e6
-            if b is None:
-                print(f"{name:<18}{label:<10}{us_a:>12.1f}{'-':>10}{'-':>8}")
-            else:
-                us_b = b / n * 1e6
-                rows.append(us_a / us_b)
-                print(f"{name:<18}{label:<10}{us_a:>12.1f}{us_b:>10.1f}{us_a / us_b:>7.1f}x")
-    if rows:
-        print(f"geometric mean ratio: {statistics.geometric_mean(rows):.1f}x")
+        contenders = {p: (p, tl_run, tl_inputs) for p in paths}
+        if torch is not None:
+            contenders["PyTorch"] = (None, torch_run, torch_inputs)
+        best = time_contenders(contenders, args.repeats)
+        for i, label in enumerate(("forward", "backward")):
+            us = {c: best[c][i] / n * 1e6 for c in contenders}
+            line = f"{name:<18}{label:<10}" + "".join(f"{us[p]:>10.1f}" for p in paths)
+            if torch is not None:
+                line += f"{us['PyTorch']:>10.1f}"
+                for p in paths:
+                    ratios[p].append(us[p] / us["PyTorch"])
+                    line += f"{us[p] / us['PyTorch']:>13.2f}x"
+            print(line)
+    for p in paths:
+        if ratios[p]:
+            print(f"geometric mean ratio, {p}: {statistics.geometric_mean(ratios[p]):.2f}x")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BATTERY = Path(__file__).with_name("native_battery.py")
 
 
-def _child(code_or_path, native_env, *args, timeout=600):
+def _child(code_or_path, native_env, *args, timeout=300):
     env = dict(os.environ, TORCHLIGHT_NATIVE=native_env)
     cmd = (
         [sys.executable, str(code_or_path), *args]
