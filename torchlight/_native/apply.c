@@ -215,7 +215,9 @@ static int record(PyObject *cls, PyObject *ctx, PyObject *args, PyObject *output
         if (PyErr_Occurred())
             return -1;
         PyObject *hargs[3] = {cls, ctx, args};
+        Py_INCREF(H);
         history = PyObject_Vectorcall(H, hargs, 3, NULL);
+        Py_DECREF(H);
         if (history == NULL)
             return -1;
     }
