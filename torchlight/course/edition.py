@@ -29,6 +29,8 @@ EXCLUDED = ("torchlight/course/", "tests/test_course.py", "tests/test_course_git
 
 _GITIGNORE = """.venv/
 __pycache__/
+build/
+torchlight/*.so
 *.egg-info/
 .pytest_cache/
 .hypothesis/
