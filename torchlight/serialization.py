@@ -24,9 +24,7 @@ import io
 import json
 import numbers
 import os
-import re
 import shutil
-import socket
 import stat
 import tempfile
 import zipfile
@@ -38,6 +36,7 @@ from . import devices
 from .backends import TensorBackend
 from .scalar_variable import Scalar
 from .tensor import Tensor
+from .utils import scratch
 
 __all__ = ["save", "load"]
 
@@ -62,9 +61,9 @@ def save(obj: Any, f: PathLike) -> None:
     target = os.path.realpath(path)  # through every symbolic link: the link stays, its target changes
     old = _regular_or_missing(target, path)
     folder, name = os.path.split(target)
-    _remove_stale_temporaries(folder)
+    scratch.remove_stale(folder, "save")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(name), suffix=".tmp", dir=folder)
+        fd, tmp = scratch.make_temporary(folder, name, "save")
     except OSError as err:
         if old is None or err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not os.access(target, os.W_OK):
             raise
@@ -126,50 +125,6 @@ def _keep_owner(tmp: str, old: os.stat_result) -> None:
             os.chown(tmp, old.st_uid, old.st_gid)
         except OSError:
             pass  # not ours to give away: the new file is ours
-
-
-# Temporary files are named after the file, this machine and the process writing them, so that a
-# later save can tell one left by a dead process (removed) from one that is being written.
-_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9_-]*)\.(?P<pid>\d+)\.save-[^.]+\.tmp$")
-
-
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
-
-
-def _temporary_prefix(name: str) -> str:
-    return f".{name}.{_host()}.{os.getpid()}.save-"
-
-
-def _remove_stale_temporaries(folder: str) -> None:
-    """Remove what killed saves left in ``folder``: temporaries of this machine whose process is
-    gone (a live process's, or another machine's, may still be being written)."""
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return
-    host = _host()
-    for entry in entries:
-        match = _TEMPORARY.match(entry)
-        if not match or match["host"] != host:
-            continue
-        pid = int(match["pid"])
-        if pid == os.getpid() or _alive(pid):
-            continue
-        try:
-            os.unlink(os.path.join(folder, entry))
-        except OSError:
-            pass  # gone already, or not ours to remove
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # someone else's process (or a number we cannot ask about): leave its file
-    return True
 
 
 def _overwrite_in_place(arrays: Dict[str, np.ndarray], target: str) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from torchlight.datasets import download as dl
 from torchlight.datasets import mnist
+from torchlight.utils import scratch
 
 pytestmark = pytest.mark.module4
 
@@ -147,9 +148,9 @@ def test_a_killed_downloads_partial_file_is_removed_by_the_next(tmp_path):
     # a download killed with SIGKILL mid-way (here: a process that has ended) left its partial file
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    stale = tmp_path / f".f.bin.{dl._host()}.{gone.pid}.dl-abcd1234.part"
+    stale = tmp_path / f".f.bin.{scratch._host()}.{gone.pid}.dl-abcd1234.tmp"
     stale.write_bytes(b"half a file")
-    live = tmp_path / f".g.bin.{dl._host()}.{os.getppid()}.dl-abcd1234.part"  # a live process's: kept
+    live = tmp_path / f".g.bin.{scratch._host()}.{os.getppid()}.dl-abcd1234.tmp"  # a live process's: kept
     live.write_bytes(b"being written")
     with serving(ROUTES) as url:
         dl.download([url + "whole"], str(tmp_path / "f.bin"), SHA, progress=False, size=len(BODY))

@@ -224,7 +224,7 @@ def test_a_killed_save_leaves_the_old_file_and_the_next_save_removes_its_tempora
 def test_a_live_saves_temporary_is_left_alone(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        from torchlight.serialization import _host
+        from torchlight.utils.scratch import _host
 
         busy = tmp_path / f".model.npz.{_host()}.{sleeper.pid}.save-abc123.tmp"
         busy.write_bytes(b"being written")

@@ -15,14 +15,13 @@ A partial file left by a download that was killed is removed by the next downloa
 import hashlib
 import http.client
 import os
-import re
-import socket
-import tempfile
 import time
 import urllib.request
 from typing import List, Optional, Sequence
 
 from tqdm import tqdm
+
+from ..utils import scratch
 
 _CHUNK = 1 << 16
 MARGIN = 1 << 20  # bytes a server may send beyond the expected size before it is cut off
@@ -65,7 +64,7 @@ def download(
     """
     errors: List[str] = []
     end = time.monotonic() + deadline
-    _remove_stale_parts(os.path.dirname(os.path.abspath(path)))
+    scratch.remove_stale(os.path.dirname(os.path.abspath(path)), "dl")
     for url in urls:
         if time.monotonic() >= end:
             errors.append(f"{url}: not tried, the deadline of {deadline:g} s has passed")
@@ -84,7 +83,7 @@ def _fetch(
     url: str, path: str, sha256: str, progress: bool, timeout: float, size: Optional[int], end: float, deadline: float
 ) -> None:
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=_part_prefix(os.path.basename(path)), suffix=".part", dir=folder)
+    fd, tmp = scratch.make_temporary(folder, os.path.basename(path), "dl")
     limit = None if size is None else size + MARGIN
     try:
         digest = hashlib.sha256()
@@ -135,45 +134,3 @@ def _fetch(
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-
-
-# A partial file is named after its file, this machine and the downloading process, so that a later
-# download can tell one left by a killed process (removed) from one being written now.
-_PART = re.compile(r"^\..+\.(?P<host>[A-Za-z0-9_-]*)\.(?P<pid>\d+)\.dl-[^.]+\.part$")
-
-
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())
-
-
-def _part_prefix(name: str) -> str:
-    return f".{name}.{_host()}.{os.getpid()}.dl-"
-
-
-def _remove_stale_parts(folder: str) -> None:
-    """Remove the partial files in ``folder`` of downloads whose process (on this machine) is gone."""
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return
-    for entry in entries:
-        match = _PART.match(entry)
-        if not match or match["host"] != _host():
-            continue
-        pid = int(match["pid"])
-        if pid == os.getpid() or _alive(pid):
-            continue
-        try:
-            os.remove(os.path.join(folder, entry))
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
