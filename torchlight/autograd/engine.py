@@ -36,7 +36,7 @@ class EnginePass(BackwardPass):
 
     def leaf(self, node: Variable, d: Any) -> None:
         if self.wanted is None:
-            node.accumulate_derivative(d)
+            super().leaf(node, d)
         elif node.unique_id in self.wanted:
             self.wanted[node.unique_id] = d
 

@@ -9,11 +9,17 @@ PyTorch's ``backward`` adds (several roots, several outputs of one Function, fre
 ``create_graph``, ``inputs=``).
 """
 
+import threading
 from typing import Any, Iterable, List, Optional, Tuple
 
 from ..extension import extension_point
 from .grad_mode import set_grad_enabled
 from .variable import Variable
+
+
+# Adding to a leaf's .grad reads it and writes it back; backward passes in several threads that
+# reach one leaf take turns there (as PyTorch's engine does), or an update would be lost.
+_ACCUMULATING = threading.RLock()
 
 
 def topological_sort(variable: Variable) -> List[Variable]:
@@ -50,7 +56,8 @@ class BackwardPass:
 
     def leaf(self, node: Variable, d: Any) -> None:
         """A leaf (made by the user) reached with derivative d."""
-        node.accumulate_derivative(d)
+        with _ACCUMULATING:
+            node.accumulate_derivative(d)
 
     def chain_rule(self, node: Variable, d: Optional[Any]) -> Iterable[Tuple[Variable, Any]]:
         """(input, derivative) pairs for the inputs of an inner node reached with derivative d
