@@ -174,3 +174,36 @@ def test_gradients_of_empty_reductions_are_empty(backend_name):
         x = torchlight.zeros(2, 0, backend=backend_name, requires_grad=True)
         f(x).sum().backward()
         assert x.grad.shape == (2, 0)
+
+
+# -- gradients that are numbers where the textbook formula gives nan (PyTorch's answers) ----------
+
+
+@task2_4
+def test_gradient_of_a_zeroth_power_is_zero_even_at_zero(backend_name):
+    x = torchlight.tensor([0.0, 2.0, -1.5], backend=backend_name, requires_grad=True)
+    (x**0.0).sum().backward()
+    assert x.grad.to_numpy().tolist() == [0.0, 0.0, 0.0], "d/dx x ** 0 is 0 for every x, 0 included"
+    x = torchlight.tensor([0.0, 2.0, -1.5], backend=backend_name, requires_grad=True)
+    (x**2.0).sum().backward()  # and other exponents keep b * x ** (b - 1)
+    assert x.grad.to_numpy().tolist() == [0.0, 4.0, -3.0]
+
+
+def test_std_of_constant_values_has_a_zero_gradient(backend_name):
+    x = torchlight.tensor([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]], backend=backend_name, requires_grad=True)
+    x.std(1).sum().backward()
+    g = x.grad.to_numpy()
+    assert g[0].tolist() == [0.0, 0.0, 0.0], f"constant values: the gradient is 0 (PyTorch's), got {g[0]}"
+    deviation = np.array([1.0, 2.0, 4.0]) - 7.0 / 3.0
+    np.testing.assert_allclose(g[1], deviation / (2.0 * np.sqrt((deviation**2).sum() / 2.0)), rtol=1e-12)
+
+
+def test_clamp_with_a_nan_bound_gives_nan_as_pytorch(backend_name):
+    x = torchlight.tensor([1.0, nan, -3.0], backend=backend_name, requires_grad=True)
+    for kwargs in ({"min": nan}, {"max": nan}, {"min": 0.0, "max": nan}):
+        assert np.isnan(torchlight.clamp(x, **kwargs).to_numpy()).all(), kwargs
+    bound = torchlight.tensor([nan, 0.0, 0.0], backend=backend_name)
+    got = torchlight.clamp(x, min=bound).to_numpy()
+    assert np.isnan(got[:2]).all() and got[2] == 0.0, got
+    torchlight.clamp(x, min=nan).sum().backward()
+    assert x.grad.to_numpy().tolist() == [0.0, 0.0, 0.0]

@@ -113,10 +113,17 @@ def clamp(x: Tensor, min: Optional[Any] = None, max: Optional[Any] = None) -> Te
         if bound is not None:
             _lift(x, bound, f"clamp(): {name}")  # (a clear error for a bound that is neither)
     if min is not None:
-        x = where(x < min, min, x)  # x < min is false for nan: nan stays nan
+        x = where(_or_nan_bound(x < min, min), min, x)  # x < min is false for nan: nan stays nan
     if max is not None:
-        x = where(x > max, max, x)
+        x = where(_or_nan_bound(x > max, max), max, x)
     return x
+
+
+def _or_nan_bound(cond: Tensor, bound: Any) -> Tensor:
+    """cond, and true wherever the bound is nan: a nan bound makes clamp's result nan, as in PyTorch."""
+    if isinstance(bound, numbers.Number):
+        return cond if bound == bound else cond >= 0.0
+    return (cond + (bound != bound)) > 0.0
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:

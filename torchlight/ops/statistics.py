@@ -1,9 +1,10 @@
 """Module 2 (beyond the stages): reductions composed of sum and max: ``min``, ``argmax``,
 ``argmin``, ``var``, ``std`` and ``any``.
 
-None needs a Function of its own: each is a few tensor operations, so its gradient (where it has
-one) is theirs, to any order. ``min`` is ``-max(-x)``: the gradient of a minimum shared by ties is
-split evenly among them, as ``max``'s is (and as PyTorch's).
+Each is a few tensor operations, so its gradient (where it has one) is theirs, to any order; only
+``std`` adds a Function, for the square root's gradient where the spread is 0. ``min`` is
+``-max(-x)``: the gradient of a minimum shared by ties is split evenly among them, as ``max``'s is
+(and as PyTorch's).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Optional
 
+from ..autograd.function import Context, Function
 from ..tensor_data import prod
+from .selection import where
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -63,7 +66,23 @@ def std(
     x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *, correction: Optional[float] = None
 ) -> Tensor:
     """The standard deviation over ``dim``: the square root of ``var``."""
-    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _Root.apply(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+class _Root(Function):
+    """The square root of a variance, whose gradient is 0 where it is 0 (constant values), as in
+    PyTorch: the plain square root's would be inf there, and inf * 0 = nan."""
+
+    @staticmethod
+    def forward(ctx: Context, v: Tensor) -> Tensor:
+        out = v.sqrt()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tensor:
+        (out,) = ctx.saved_tensors
+        return where(out == 0.0, 0.0, g / (2.0 * out))
 
 
 def any(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
