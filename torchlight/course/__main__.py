@@ -10,6 +10,7 @@ from .edition import GitError, write_edition
 from .listing import stage_listing
 from .markers import MarkerError
 from .source import Course
+from .update import UpdateError, update
 from .verify import verify
 
 
@@ -43,6 +44,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         help="in the full edition run grading --all, not only the stages with regions",
     )
     check.add_argument("--keep", action="store_true", help="keep the temporary edition (its path is printed)")
+    move = sub.add_parser("update", help="move a student's repository onto a new edition (their work kept)")
+    move.add_argument("student_dir", metavar="STUDENT_DIR", help="the student's repository")
+    move.add_argument("--solved-through", metavar="N.K", help="the new edition's: stages up to N.K take its code")
+    move.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    move.add_argument("--force", action="store_true", help="go ahead in a git repository with uncommitted changes")
     ns = parser.parse_args(argv)
 
     root = Path(ns.source) if ns.source else grading._CHECKOUT
@@ -61,6 +67,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"  stubbed: {', '.join(edition.stubbed) or 'nothing'}")
             print(f"  solved:  {', '.join(edition.solved) or 'nothing'}")
             return 0
+        if ns.command == "update":
+            try:
+                return update(course, ns.student_dir, ns.solved_through, dry_run=ns.dry_run, force=ns.force)
+            except UpdateError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
         return verify(course, ns.stages, cumulative=ns.cumulative, whole_course=ns.whole_course, keep=ns.keep)
     except (MarkerError, ValueError, FileExistsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
