@@ -134,7 +134,9 @@ def _course(tmp_path, *, ops=None, tests=None) -> Path:
         "    module0: module 0, basics\n    task0_1: doubling\n    task0_2: tripling\n    task0_3: later\n"
     )
     (root / "torchlight" / "__init__.py").write_text("from . import ops\n")
-    shutil.copyfile(grading.__file__, root / "torchlight" / "grading.py")
+    # the grader, a package: the edition grades with it
+    grader = Path(grading.__file__).parent
+    shutil.copytree(grader, root / "torchlight" / "grading", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "torchlight" / "course").mkdir()
     (root / "torchlight" / "course" / "__init__.py").write_text('"""instructors only"""\n')
     (root / "torchlight" / "ops.py").write_text(
@@ -286,7 +288,7 @@ def test_the_student_edition(tmp_path):
         "setup.cfg",
         "tests/module0/test_ops.py",
         "torchlight/__init__.py",
-        "torchlight/grading.py",
+        *sorted(f"torchlight/grading/{p.name}" for p in Path(grading.__file__).parent.glob("*.py")),
         "torchlight/ops.py",
     ]  # no course package, no instructors' notes
     ops = (out / "torchlight" / "ops.py").read_text()

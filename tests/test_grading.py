@@ -9,6 +9,8 @@ import pytest
 
 import torchlight.scalar
 from torchlight import grading
+from torchlight.grading.collector import stub_task
+from torchlight.grading.stage import find_stage
 
 # Grading runs tests/module0 inside this process; these tests live outside tests/moduleN, so
 # grading never collects (and recurses into) itself.
@@ -57,8 +59,8 @@ def test_stage_names_in_every_spelling():
     table = grading.stages()
     assert table["1.3"].marker == "task1_3" and table["1.3"].title == "chain rule"
     assert table["1"].marker == "module1" and table["1"].task is None
-    assert grading._find_stage("task1_3") == grading._find_stage("1.3") == grading._find_stage(1.3)
-    assert grading._find_stage("module0") == grading._find_stage(0) == table["0"]
+    assert find_stage("task1_3") == find_stage("1.3") == find_stage(1.3)
+    assert find_stage("module0") == find_stage(0) == table["0"]
 
 
 def _suite(tmp_path, source):
@@ -194,26 +196,26 @@ def test_gradescope_results_one_test_per_stage(tmp_path):
 
 def test_stub_task_looks_through_causes_groups_and_quotes():
     stub = NotImplementedError("Task 1.2: implement mul in x.py; see y")
-    assert grading._stub_task(stub) == "1.2"
+    assert stub_task(stub) == "1.2"
     try:
         try:
             raise stub
         except NotImplementedError as e:
             raise RuntimeError("backward failed") from e
     except RuntimeError as wrapped:
-        assert grading._stub_task(wrapped) == "1.2"
+        assert stub_task(wrapped) == "1.2"
 
 
     class Group(Exception):  # hypothesis's distinct failures (an ExceptionGroup from Python 3.11)
         def __init__(self, *exceptions):
             self.exceptions = exceptions
 
-    assert grading._stub_task(Group(stub, NotImplementedError("Task 1.3: a; see b"))) == "1.2"
-    assert grading._stub_task(Group(stub, AssertionError("1 != 2"))) == ""
+    assert stub_task(Group(stub, NotImplementedError("Task 1.3: a; see b"))) == "1.2"
+    assert stub_task(Group(stub, AssertionError("1 != 2"))) == ""
     quoted = AssertionError("Regex pattern did not match.\n Actual message: 'Task 2.1: f; see g'")
-    assert grading._stub_task(quoted) == "2.1"
-    assert grading._stub_task(NotImplementedError("Module [Net] is missing forward")) == ""
-    assert grading._stub_task(AssertionError("assert 7.0 == 6.0")) == ""
+    assert stub_task(quoted) == "2.1"
+    assert stub_task(NotImplementedError("Module [Net] is missing forward")) == ""
+    assert stub_task(AssertionError("assert 7.0 == 6.0")) == ""
 
 
 def test_command_line_all_and_json(tmp_path):
