@@ -9,7 +9,7 @@ import pytest
 
 import torchlight.scalar
 from torchlight import grading
-from torchlight.grading.collector import stub_task
+from torchlight.grading.collector import arguments, stub_task
 from torchlight.grading.stage import find_stage
 
 # Grading runs tests/module0 inside this process; these tests live outside tests/moduleN, so
@@ -126,10 +126,19 @@ def test_command_line():
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.startswith("Stage 0.2 (list helpers): PASSED")
     assert "session starts" not in run.stdout + run.stderr  # pytest's own report stays hidden
+
+
+def test_command_line_writes_results_json_even_for_a_usage_error(tmp_path):
+    path = tmp_path / "results.json"
     bad = subprocess.run(
-        [sys.executable, "-m", "torchlight.grading", "7.1"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "torchlight.grading", "7.1", "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 2 and "unknown stage '7.1'" in bad.stderr
+    results = json.loads(path.read_text())
+    assert results["score"] == 0.0 and results["tests"] == [] and "unknown stage '7.1'" in results["output"]
 
 
 # -- several stages at once, stubs, --all and Gradescope ------------------------------------
@@ -205,7 +214,6 @@ def test_stub_task_looks_through_causes_groups_and_quotes():
     except RuntimeError as wrapped:
         assert stub_task(wrapped) == "1.2"
 
-
     class Group(Exception):  # hypothesis's distinct failures (an ExceptionGroup from Python 3.11)
         def __init__(self, *exceptions):
             self.exceptions = exceptions
@@ -223,7 +231,9 @@ def test_command_line_all_and_json(tmp_path):
     path = tmp_path / "results.json"
     run = subprocess.run(
         [sys.executable, "-m", "torchlight.grading", "--all", "--tests-dir", str(suite), "--json", str(path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "not implemented: Task 0.1" in run.stdout and "1.1  central difference" in run.stdout
@@ -232,3 +242,105 @@ def test_command_line_all_and_json(tmp_path):
         [sys.executable, "-m", "torchlight.grading", "--all", "0.1"], capture_output=True, text=True, timeout=60
     )
     assert both.returncode == 2
+    verbose = subprocess.run(
+        [sys.executable, "-m", "torchlight.grading", "0.2", "--tests-dir", str(suite), "--verbose"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "pytest's own output" in verbose.stdout and "1 failed, 1 passed" in verbose.stdout, verbose.stdout
+
+
+# -- what a failure shows, how long grading takes, what counts -------------------------------
+
+
+def test_every_failure_of_an_exception_group_is_shown_with_its_example(tmp_path):
+    suite = _suite(
+        tmp_path,
+        """
+        import pytest
+        from hypothesis import given, strategies as st
+
+        pytestmark = pytest.mark.task0_1
+
+        @given(st.integers(0, 10), st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1))
+        def test_two_ways(x, ab):
+            if x % 2:
+                raise ValueError(f"odd {x}")
+            assert x < 0, f"{x} is not negative"
+        """,
+    )
+    (row,) = grading.grade("0.1", tests_dir=suite, show=False).failures
+    lines = row.message.splitlines()
+    assert lines[0] == "Hypothesis found 2 distinct failures."
+    assert "(1) ValueError: odd 1" in lines and "(2) AssertionError: 0 is not negative" in lines
+    examples = [line.strip() for line in lines if "Falsifying example" in line]
+    assert examples == [
+        "Falsifying example: test_two_ways(x=1, ab=[(0.0, 0.0)])",
+        "Falsifying example: test_two_ways(x=0, ab=[(0.0, 0.0)])",
+    ]
+
+
+def test_nested_arguments_of_an_example_print_whole():
+    block = "\n    ab=(\n        [0.0],\n        [1.0, 2.0],\n    ),\n    n=1,  # or any other generated value\n"
+    assert arguments(block) == "ab=([0.0], [1.0, 2.0]), n=1"
+    assert arguments("\n    steps=[\n        (0, 0, 0),\n    ],\n") == "steps=[(0, 0, 0)]"
+    assert arguments("\n    x=3,\n") == "x=3"
+
+
+def test_grading_bounds_hypothesis_shrinking_and_puts_it_back(tmp_path):
+    from hypothesis import Phase, settings
+    from hypothesis.internal.conjecture import engine
+
+    before = (engine.MAX_SHRINKING_SECONDS, settings.get_current_profile_name())
+    suite = _suite(
+        tmp_path,
+        """
+        import pytest
+        from hypothesis import Phase, given, settings, strategies as st
+        from hypothesis.internal.conjecture import engine
+
+        from torchlight.grading import collector
+
+        @pytest.mark.task0_1
+        @given(st.integers())
+        def test_bounded(x):
+            assert engine.MAX_SHRINKING_SECONDS == collector.SHRINK_SECONDS
+            assert settings.default.database is None and Phase.explain not in settings.default.phases
+        """,
+    )
+    assert grading.grade("0.1", tests_dir=suite, show=False).passed
+    assert (engine.MAX_SHRINKING_SECONDS, settings.get_current_profile_name()) == before
+    assert Phase.explain in settings.default.phases
+
+
+def _result(stage, *rows):
+    return grading.GradeResult(grading.stages()[stage], [grading.Row(*row) for row in rows])
+
+
+def test_partial_credit_counts_only_the_stages_own_checks():
+    given_check = ("test_a.py::test_given", "0.3", "passed", "", 0.0, "", "tests/module0/test_a.py::test_given")
+    stub = ("test_a.py::test_stub", "0.3", "failed", "Task 0.3: ...", 0.0, "0.3", "tests/module0/test_a.py::test_stub")
+    earlier = ("test_a.py::test_early", "0.3", "failed", "Task 0.1: ...", 0.0, "0.1", "tests/module0/test_a.py::t")
+    right = ("test_a.py::test_right", "0.3", "passed", "", 0.0, "", "tests/module0/test_a.py::test_right")
+    wrong = ("test_a.py::test_wrong", "0.3", "failed", "assert 1 == 2", 0.0, "", "tests/module0/test_a.py::test_wrong")
+    given = {given_check[-1]}
+
+    def score(result, given=None):
+        return grading.gradescope([result], partial_credit=True, given=given)["tests"][0]["score"]
+
+    # untouched: the given check passes, the stage's own checks reach its stub (or an earlier one)
+    assert score(_result("0.3", given_check, stub), given) == 0.0
+    assert score(_result("0.3", given_check, stub)) == 0.0 and score(_result("0.3", given_check, earlier)) == 0.0
+    # written, half right: the given check is left out of the fraction when it is known
+    assert score(_result("0.3", given_check, right, wrong), given) == 0.5
+    assert score(_result("0.3", given_check, right, wrong)) == round(2 / 3, 4)
+
+
+def test_skipped_checks_are_not_in_the_checks_column_and_execution_time_is_the_given_wall_time():
+    skipped = ("test_a.py::test_torch", "0.1", "skipped", "could not import 'torch'", 0.0, "", "x::test_torch")
+    passed = ("test_a.py::test_ok", "0.1", "passed", "", 2.0, "", "x::test_ok")
+    result = _result("0.1", passed, passed, skipped)
+    table = grading.course_table([result])
+    assert "2/2  passed" in table and "1 checks skipped, not counted" in table
+    assert grading.gradescope([result], execution_time=12.6)["execution_time"] == 13

@@ -245,8 +245,8 @@ def gradescope(
     A stage scores 1 when it passes and 0 otherwise. With ``partial_credit`` a stage that does not
     pass scores the fraction of **its own** checks that passed: ``given`` is the node ids of the
     checks that pass in the edition as handed out (they test code the student was given), and those
-    are left out; an untouched edition scores 0. Without ``given``, a stage that still reaches one of
-    its own stubs scores 0 and another the fraction of the checks that ran. Each test's output is the
+    are left out; an untouched edition scores 0. Without ``given``, a stage that still reaches a stub
+    (its own or an earlier stage's) scores 0, and another the fraction of the checks that ran. Each test's output is the
     stage's table; stages with nothing to run (no checks, or all skipped) are left out.
     ``execution_time`` is the wall time of the run (default: the checks' own time, added up).
     """
@@ -279,7 +279,7 @@ def _partial(r: GradeResult, given: Optional[Collection[str]]) -> float:
     ran = [row for row in r.rows if row.outcome != "skipped"]
     if given is not None:
         ran = [row for row in ran if row.nodeid not in given]
-    elif any(row.task == r.stage.name for row in r.failures):
+    elif any(row.task for row in r.failures):  # it still reaches a stub: not all of it is written
         return 0.0
     return sum(row.outcome == "passed" for row in ran) / len(ran) if ran else 0.0
 
