@@ -32,7 +32,7 @@ bench: $(VENV)/.installed
 # The course website (mkdocs.yml, docs/): `make docs` builds it into site/ (any warning, broken
 # link or missing reference fails the build); `make docs-serve` serves it at http://127.0.0.1:8000/
 # and rebuilds when a page, a notebook or the library changes. The tools are the `docs` extra.
-$(VENV)/.docs-installed: $(VENV)/.installed setup.cfg
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[docs]'
 	touch $@
 

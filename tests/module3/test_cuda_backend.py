@@ -187,7 +187,7 @@ def test_without_a_gpu_or_the_simulator_get_cuda_says_what_is_missing_and_both_w
         assert "cannot run here" in message and ("no usable NVIDIA driver" in message or "no CUDA GPU" in message), (
             message
         )
-        assert "pip install 'torchlight[cuda]'" in message and "NUMBA_ENABLE_CUDASIM=1" in message, message
+        assert "pip install -e '.[cuda]'" in message and "NUMBA_ENABLE_CUDASIM=1" in message, message
     assert r["available"] == {"ok": True, "value": False}
 
 

@@ -5,7 +5,6 @@ marker. Every IDX file here is written by the test itself, byte by byte from the
 definition, and downloads come from a local HTTP server: no test needs the internet.
 """
 
-import configparser
 import contextlib
 import csv
 import fnmatch
@@ -118,11 +117,14 @@ def test_item_errors():
 
 
 def test_digits_data_is_package_data():
-    # A non-editable install ships only what setup.cfg's package_data names.
-    config = configparser.ConfigParser()
-    config.read(ROOT / "setup.cfg")
-    patterns = config["options.package_data"]["torchlight.datasets"].split()
+    # A non-editable install ships only what pyproject.toml's package-data names: the data and
+    # its CC BY 4.0 notice, beside it.
+    tomllib = pytest.importorskip("tomllib")  # (Python 3.11+)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["torchlight.datasets"]
     assert any(fnmatch.fnmatch("data/digits.csv.gz", p) for p in patterns)
+    assert any(fnmatch.fnmatch("data/DIGITS-NOTICE.txt", p) for p in patterns)
+    assert (ROOT / "torchlight" / "datasets" / "data" / "DIGITS-NOTICE.txt").is_file()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,8 +158,9 @@ def _compiled(name: str, module: str, needs: str) -> Callable[[], TensorBackend]
 SIMULATOR_VAR = "NUMBA_ENABLE_CUDASIM"  # =1: numba runs CUDA kernels in its simulator, on the CPU
 
 _CUDA_WAYS = (
-    "Either install the extra on a machine with an NVIDIA GPU and its driver: pip install "
-    "'torchlight[cuda]' (numba-cuda and the CUDA libraries it needs), or run the cuda kernels on "
+    "Either install numba-cuda and the CUDA libraries it needs on a machine with an NVIDIA GPU and "
+    "its driver: pip install -e '.[cuda]' in torchlight's checkout (the cuda extra), or pip install "
+    "'numba-cuda[cu12]>=0.30'; or run the cuda kernels on "
     f"the CPU in numba's simulator (slow, for learning and testing): set {SIMULATOR_VAR}=1 in the "
     "environment before Python starts (or in os.environ before the 'cuda' backend is first used)"
 )
