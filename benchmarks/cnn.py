@@ -2,7 +2,7 @@
 
     python benchmarks/cnn.py [--quick] [--threads N] [--rounds N]
 
-The network is ``project/train_cnn.py``'s LeNet for Digits' 8x8 images (conv 3x3 to 16 channels,
+The network is ``torchlight/examples/train_cnn.py``'s LeNet for Digits' 8x8 images (conv 3x3 to 16 channels,
 ReLU, 2x2 max pool, conv 3x3 to 32, ReLU, 2x2 max pool, Linear 128 -> 64, ReLU, Linear 64 -> 10),
 trained with Adam (lr 0.005) on the cross-entropy in batches of 64: one step is forward,
 backward and the optimizer's update (``train_cnn.train_step``). PyTorch trains the same network in
@@ -15,22 +15,34 @@ Then the step's parts, each timed alone (forward+backward of one layer on its ow
 the optimizer's update) on both, so that what limits the step is visible.
 """
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
+from torchlight.utils.cli import ArgumentParser, positive_int
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python benchmarks/cnn.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer rounds")
+    p.add_argument("--threads", type=positive_int, help="threads for numba and PyTorch alike (default: numba's)")
+    p.add_argument("--rounds", type=positive_int, help="rounds of turns (default 4, --quick 2); more on a busy machine")
+    return p
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    parser().parse_args()
+
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT.parent))  # the project package (train_cnn's LeNet)
 
 import numpy as np  # noqa: E402
 from conv import table  # noqa: E402  (the same markdown table as the conv benchmark)
 from timing import compare, format_time  # noqa: E402
 
 import torchlight  # noqa: E402
-from project.train_cnn import LeNet, load_data, train_step  # noqa: E402
+from torchlight.examples.train_cnn import LeNet, load_data, train_step  # noqa: E402
 from torchlight.nn import functional as F  # noqa: E402
 from torchlight.optim import Adam  # noqa: E402
 
@@ -277,11 +289,7 @@ def numba_threads() -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer rounds")
-    p.add_argument("--threads", type=int, help="threads for numba and PyTorch alike (default: numba's)")
-    p.add_argument("--rounds", type=int, help="rounds of turns (default 4, --quick 2); more on a busy machine")
-    args = p.parse_args(argv)
+    args = parser().parse_args(argv)
     import numba
 
     if args.threads:

@@ -16,11 +16,24 @@ contenders taking turns (timing.py); "fast / torch" is a ratio of times (below 1
 and "share" is PyTorch's time over fast's: the issue asks for at least 40%.
 """
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
+
+from torchlight.utils.cli import ArgumentParser, positive_int
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python benchmarks/conv.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer rounds")
+    p.add_argument("--threads", type=positive_int, help="threads for numba and PyTorch alike (default: numba's)")
+    p.add_argument("--rounds", type=positive_int, help="rounds of turns (default 4, --quick 2); more on a busy machine")
+    return p
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    parser().parse_args()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -250,11 +263,7 @@ def report(rounds: int) -> Tuple[str, List[str]]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer rounds")
-    p.add_argument("--threads", type=int, help="threads for numba and PyTorch alike (default: numba's)")
-    p.add_argument("--rounds", type=int, help="rounds of turns (default 4, --quick 2); more on a busy machine")
-    args = p.parse_args(argv)
+    args = parser().parse_args(argv)
     if args.threads:
         import numba
 

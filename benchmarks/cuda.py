@@ -1,6 +1,6 @@
 """The cuda backend on a GPU, beside PyTorch on the same GPU (float64), in one run.
 
-    python benchmarks/cuda.py            # on a machine with an NVIDIA GPU and torchlight[cuda]
+    python benchmarks/cuda.py            # on a machine with an NVIDIA GPU and the cuda extra (pip install -e ".[cuda]")
     python benchmarks/cuda.py --smoke    # tiny sizes in numba's simulator: checks that it all runs
     python benchmarks/cuda.py --ptx 9.0  # only compile every kernel for a GPU (numba-cuda, no GPU needed)
 
@@ -20,7 +20,6 @@ its time is shown as "first call"), with the GPU synchronized before the clock s
 GPU (or with numba's simulator switched on and no --smoke), it says so and exits with 0.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -29,8 +28,21 @@ from typing import Callable, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-if "--smoke" in sys.argv:  # (numba.cuda chooses between GPU and simulator when it is imported)
-    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+from torchlight.utils.cli import ArgumentParser  # noqa: E402
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python benchmarks/cuda.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)")
+    p.add_argument(
+        "--ptx", metavar="CC", help="only compile every kernel to PTX for this compute capability (no GPU needed)"
+    )
+    return p
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    if parser().parse_args().smoke:  # (numba.cuda chooses between GPU and simulator when it is imported)
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import numpy as np  # noqa: E402
 
@@ -247,7 +259,7 @@ def cnn_rows(
 def compile_ptx(cc: str) -> int:
     """Compile every kind of kernel of the cuda backend to PTX for compute capability ``cc`` ("9.0"),
     without a GPU: a check that a GPU's compiler accepts them (the simulator runs them as Python,
-    so it accepts anything). Needs numba-cuda and its CUDA libraries (torchlight[cuda])."""
+    so it accepts anything). Needs numba-cuda and its CUDA libraries (the cuda extra)."""
     import types as pytypes
 
     from numba import cuda, types
@@ -272,7 +284,7 @@ def compile_ptx(cc: str) -> int:
         except Exception as e:
             raise SystemExit(
                 f"compiling the {name} kernel failed: {type(e).__name__}: {e}\n(this needs numba-cuda and "
-                "the CUDA libraries of torchlight[cuda]; numba's own numba.cuda needs a CUDA toolkit)"
+                "the CUDA libraries of the cuda extra; numba's own numba.cuda needs a CUDA toolkit)"
             ) from e
         compiled.append(name)
 
@@ -305,15 +317,8 @@ def gpu_name() -> str:
     return f"{name} (compute capability {'.'.join(map(str, device.compute_capability))})"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)"
-    )
-    parser.add_argument(
-        "--ptx", metavar="CC", help="only compile every kernel to PTX for this compute capability (no GPU needed)"
-    )
-    args = parser.parse_args()
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parser().parse_args(argv)
     if args.ptx:
         return compile_ptx(args.ptx)
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")

@@ -17,7 +17,7 @@ what runs with ``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or 
 ``Function.apply``.
 
 Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]
-[--backend simple] [--paths native,python]``. It prints microseconds per operation and the ratio
+[--rounds 5] [--backend simple] [--paths native,python]``. It prints microseconds per operation and the ratio
 torchlight / PyTorch (higher is slower). torch is optional: without it only torchlight's columns
 are shown.
 """
@@ -28,9 +28,39 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from torchlight import backends  # noqa: E402
+from torchlight.utils.cli import ArgumentParser, positive_int  # noqa: E402
+
+PATHS = ("native", "python")  # torchlight's two applies
+
+
+def apply_paths(text: str) -> list:
+    """--paths: a comma-separated list of native and python."""
+    chosen = [p for p in text.split(",") if p]
+    wrong = [p for p in chosen if p not in PATHS]
+    if wrong or not chosen:
+        raise argparse.ArgumentTypeError(f"expected native, python or native,python, got {text!r}")
+    return chosen
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python benchmarks/overhead.py", description=__doc__.splitlines()[0])
+    p.add_argument("--ops", type=positive_int, default=1000, help="length of the chain (default: 1000)")
+    p.add_argument("--size", type=positive_int, default=4, help="elements per tensor (default: 4)")
+    p.add_argument("--rounds", type=positive_int, default=5, help="best of this many rounds of turns (default: 5)")
+    p.add_argument("--backend", choices=backends.names(), help="torchlight backend (default: the default one)")
+    p.add_argument(
+        "--paths", type=apply_paths, default=list(PATHS), help="torchlight's applies to time, of native,python (default: both)"
+    )
+    return p
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    parser().parse_args()
+
+import numpy as np  # noqa: E402
 
 import torchlight  # noqa: E402
 from torchlight.autograd import Function as TLFunction  # noqa: E402
@@ -131,18 +161,10 @@ def time_contenders(contenders, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=1000, help="length of the chain")
-    parser.add_argument("--size", type=int, default=4, help="elements per tensor")
-    parser.add_argument("--repeats", type=int, default=5, help="best of this many runs")
-    parser.add_argument("--backend", default=None, help="torchlight backend (default: the default one)")
-    parser.add_argument(
-        "--paths", default="native,python", help="torchlight's applies to time, of native,python (default: both)"
-    )
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     if args.backend is not None:
         torchlight.set_default_backend(args.backend)
-    paths = [p for p in args.paths.split(",") if p == "python" or native.path() == "native"]
+    paths = [p for p in args.paths if p == "python" or native.path() == "native"]
     n, size = args.ops, args.size
     rng = np.random.default_rng(0)
     x0, w0 = rng.random(size) * 0.5, rng.random(size) * 0.5 + 0.5
@@ -166,7 +188,7 @@ def main(argv=None):
 
     print(
         f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
-        f"best of {args.repeats}, contenders taking turns; microseconds per op"
+        f"best of {args.rounds}, contenders taking turns; microseconds per op"
     )
     print(f"torchlight's apply: {native.path()} ({native.reason()}); timed: {', '.join(paths)}")
     header = f"{'case':<18}{'pass':<10}" + "".join(f"{p:>10}" for p in paths)
@@ -178,7 +200,7 @@ def main(argv=None):
         contenders = {p: (p, tl_run, tl_inputs) for p in paths}
         if torch is not None:
             contenders["PyTorch"] = (None, torch_run, torch_inputs)
-        best = time_contenders(contenders, args.repeats)
+        best = time_contenders(contenders, args.rounds)
         for i, label in enumerate(("forward", "backward")):
             us = {c: best[c][i] / n * 1e6 for c in contenders}
             line = f"{name:<18}{label:<10}" + "".join(f"{us[p]:>10.1f}" for p in paths)

@@ -16,11 +16,24 @@ for the backend (docs/performance.md keeps a copy of the output, with the machin
 set them, and they make numpy choose a slower kernel (the output names the kernel numpy used).
 """
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import List, Optional
+
+from torchlight.utils.cli import ArgumentParser
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python benchmarks/run.py", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="one size per operation, fewer rounds")
+    p.add_argument("--no-simple", action="store_true", help="do not time the (slow) simple backend")
+    p.add_argument("--no-startup", action="store_true", help="skip the compile-cost runs (two fresh processes)")
+    return p
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    parser().parse_args()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -45,11 +58,7 @@ def gflops(flops: Optional[float], seconds: Optional[float]) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="one size per operation, fewer rounds")
-    p.add_argument("--no-simple", action="store_true", help="do not time the (slow) simple backend")
-    p.add_argument("--no-startup", action="store_true", help="skip the compile-cost runs (two fresh processes)")
-    args = p.parse_args(argv)
+    args = parser().parse_args(argv)
     rounds = 2 if args.quick else 3
     started = time.perf_counter()
 

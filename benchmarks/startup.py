@@ -19,6 +19,8 @@ import tempfile
 import time
 from typing import Dict
 
+from torchlight.utils.cli import ArgumentParser
+
 SCRIPT = r"""
 import time
 start = time.perf_counter()
@@ -77,7 +79,13 @@ def measure() -> Dict[str, Dict[str, float]]:
     return {"cold": cold, "cached": cached}
 
 
-if __name__ == "__main__":
+def main(argv=None) -> int:
+    ArgumentParser(prog="python benchmarks/startup.py", description=__doc__.split("\n")[0]).parse_args(argv)
     for label, r in measure().items():
         print(f"{label:>6}: every kernel ({r['kernels']}) in {r['total']:.2f} s "
               f"(import {r['import']:.2f} s; whole process {r['process']:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

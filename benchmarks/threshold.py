@@ -12,10 +12,20 @@ Run:  python benchmarks/threshold.py
 import statistics
 import time
 
-import numpy as np
+from torchlight.utils.cli import ArgumentParser
 
-from torchlight import Tensor, backends, scalar
-from torchlight.backends import fast, fast_matmul
+
+def parser() -> ArgumentParser:
+    return ArgumentParser(prog="python benchmarks/threshold.py", description=__doc__.split("\n")[0])
+
+
+if __name__ == "__main__":  # --help and mistakes answer before the imports below (numpy, numba, torch)
+    parser().parse_args()
+
+import numpy as np  # noqa: E402
+
+from torchlight import Tensor, backends, scalar  # noqa: E402
+from torchlight.backends import fast, fast_matmul  # noqa: E402
 
 
 def times(fn, runs: int = 30):
@@ -41,7 +51,8 @@ def both_paths(fn, module, attribute):
     return serial, parallel
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser().parse_args(argv)
     backend = backends.get("fast")
     rng = np.random.default_rng(0)
     print("elements  op        serial best/median     parallel best/median   parallel/serial (best)")

@@ -6,7 +6,6 @@ Every weight is one Scalar and every multiplication one node of the graph, so th
 (a few thousand nodes per point) but every step of autodiff is visible.
 """
 
-import argparse
 import math
 import random
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ from torchlight import Scalar, datasets
 from torchlight.nn import Module
 from torchlight.optim import SGD
 
-from . import plots
+from torchlight.examples import plots
+from torchlight.utils.cli import ArgumentParser, fraction, positive_float, positive_int
 
 
 class ScalarLinear(Module):
@@ -154,24 +154,24 @@ def save_plots(result: Result, out: Path) -> Tuple[Path, Path]:
     return curves, boundary
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m project.train_scalar", description=__doc__.split("\n")[0])
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python -m project.train_scalar", description=__doc__.split("\n")[0])
     p.add_argument("--dataset", default="xor", choices=sorted(datasets.TOY), help="toy data set (default: xor)")
-    p.add_argument("--hidden", type=int, default=10, help="hidden units (default: 10)")
-    p.add_argument("--epochs", type=int, default=300, help="passes over the data (default: 300)")
-    p.add_argument("--lr", type=float, default=0.5, help="SGD learning rate (default: 0.5)")
-    p.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default: 0.9)")
-    p.add_argument("--n", type=int, default=50, help="number of data points (default: 50)")
+    p.add_argument("--hidden", type=positive_int, default=10, help="hidden units (default: 10)")
+    p.add_argument("--epochs", type=positive_int, default=300, help="passes over the data (default: 300)")
+    p.add_argument("--lr", type=positive_float, default=0.5, help="SGD learning rate (default: 0.5)")
+    p.add_argument("--momentum", type=fraction, default=0.9, help="SGD momentum (default: 0.9)")
+    p.add_argument("--n", type=positive_int, default=50, help="number of data points (default: 50)")
     p.add_argument("--seed", type=int, default=0, help="seed for data and initial weights (default: 0)")
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for loss.png and boundary.png (default: out)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (the results are still printed)")
     return p
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Result:
     args = parser().parse_args(argv)
     result = train(
-        args.dataset, args.hidden, args.epochs, args.lr, args.momentum, args.n, args.seed, progress=not args.no_progress
+        args.dataset, args.hidden, args.epochs, args.lr, args.momentum, args.n, args.seed, progress=not args.quiet
     )
     curves, boundary = save_plots(result, args.out)
     right = round(result.accuracy * result.data.n)

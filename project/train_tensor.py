@@ -7,7 +7,6 @@ and the whole data set goes through the network as one (n, 2) tensor, so the gra
 dozen nodes instead of tens of thousands. ``--backend`` picks where the tensor operations run.
 """
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,8 @@ from torchlight import Tensor, backends, datasets
 from torchlight.nn import Linear, Module
 from torchlight.optim import SGD
 
-from . import plots
+from torchlight.examples import default_backend, plots
+from torchlight.utils.cli import ArgumentParser, fraction, positive_float, positive_int
 
 
 class Network(Module):
@@ -82,15 +82,6 @@ class Result:
         return float(np.mean(predicted == (np.array(self.data.y) == 1)))
 
 
-def default_backend() -> str:
-    """'fast' where it can run here, else 'simple'."""
-    try:
-        backends.get("fast")
-        return "fast"
-    except backends.BackendUnavailable:
-        return "simple"
-
-
 def train(
     dataset: str = "xor",
     hidden: int = 10,
@@ -147,20 +138,20 @@ def save_plots(result: Result, out: Path) -> Tuple[Path, Path]:
     return curves, boundary
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m project.train_tensor", description=__doc__.split("\n")[0])
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python -m project.train_tensor", description=__doc__.split("\n")[0])
     p.add_argument("--dataset", default="xor", choices=sorted(datasets.TOY), help="toy data set (default: xor)")
-    p.add_argument("--hidden", type=int, default=10, help="units in each hidden layer (default: 10)")
-    p.add_argument("--epochs", type=int, default=300, help="passes over the data (default: 300)")
-    p.add_argument("--lr", type=float, default=0.2, help="SGD learning rate (default: 0.2)")
-    p.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default: 0.9)")
-    p.add_argument("--n", type=int, default=100, help="number of data points (default: 100)")
+    p.add_argument("--hidden", type=positive_int, default=10, help="units in each hidden layer (default: 10)")
+    p.add_argument("--epochs", type=positive_int, default=300, help="passes over the data (default: 300)")
+    p.add_argument("--lr", type=positive_float, default=0.2, help="SGD learning rate (default: 0.2)")
+    p.add_argument("--momentum", type=fraction, default=0.9, help="SGD momentum (default: 0.9)")
+    p.add_argument("--n", type=positive_int, default=100, help="number of data points (default: 100)")
     p.add_argument("--seed", type=int, default=0, help="seed for data and initial weights (default: 0)")
     p.add_argument(
         "--backend", choices=backends.names(), help="where tensor operations run (default: fast if it can run here, else simple)"
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for loss.png and boundary.png (default: out)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (the results are still printed)")
     return p
 
 
@@ -175,7 +166,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Result:
     print(f"backend: {backend}")
     result = train(
         args.dataset, args.hidden, args.epochs, args.lr, args.momentum, args.n, args.seed, backend,
-        progress=not args.no_progress,
+        progress=not args.quiet,
     )
     curves, boundary = save_plots(result, args.out)
     right = round(result.accuracy * result.data.n)

@@ -36,7 +36,8 @@ def test_every_example_is_checked_and_begins_with_the_import():
         assert (EXAMPLES / f"{name}.py").read_text().splitlines()[0] == FIRST_LINE
 
 
-def _run(path, capsys):
+def _run(path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(path)])  # (each program reads its command line: --help)
     result = runpy.run_path(str(path), run_name="__main__")
     out = capsys.readouterr().out
     assert f"final loss {result['final_loss']}" in out  # the program says what it reached
@@ -48,19 +49,19 @@ def _run(path, capsys):
 
 
 @pytest.mark.parametrize("name", sorted(CONVERGED))
-def test_example_converges_on_torchlight(name, capsys):
-    result = _run(EXAMPLES / f"{name}.py", capsys)
+def test_example_converges_on_torchlight(name, capsys, monkeypatch):
+    result = _run(EXAMPLES / f"{name}.py", capsys, monkeypatch)
     assert result["torch"].__name__ == "torchlight"
     assert result["final_loss"] < CONVERGED[name]
 
 
 @pytest.mark.parametrize("name", sorted(CONVERGED))
-def test_the_same_example_converges_on_pytorch(name, tmp_path, capsys):
+def test_the_same_example_converges_on_pytorch(name, tmp_path, capsys, monkeypatch):
     pytest.importorskip("torch")
     source = (EXAMPLES / f"{name}.py").read_text()
     swapped = tmp_path / f"{name}.py"
     swapped.write_text("import torch" + source[len(FIRST_LINE) :])
-    result = _run(swapped, capsys)
+    result = _run(swapped, capsys, monkeypatch)
     assert result["torch"].__name__ == "torch"
     # PyTorch computes in float32 here (dtype=torch.float): a little further from the optimum
     assert result["final_loss"] < CONVERGED[name] * 1.1

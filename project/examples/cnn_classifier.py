@@ -10,10 +10,18 @@ import torchlight as torch
 #
 # ``from torch import nn`` would import a package named torch whatever the first line says, so
 # this file reaches nn and DataLoader through the name ``torch``.
+import argparse
 import os
 import tempfile
 
 from torchlight.datasets import Digits  # numpy arrays: .data (N, 8, 8) in [0, 1], .targets (N,)
+
+# --help prints what the program does and exits; it takes no options (usage=SUPPRESS keeps a
+# mistake to one line on stderr, with exit status 2).
+argparse.ArgumentParser(
+    description="Train a small CNN on the Digits images, save and reload it (PyTorch's beginner tutorials).",
+    usage=argparse.SUPPRESS,
+).parse_args()
 
 nn = torch.nn
 DataLoader = torch.utils.data.DataLoader

@@ -9,7 +9,15 @@ import torchlight as torch
 # torchlight computes in float64, so ``dtype = torch.float`` gives float64 here and float32 there.
 # The tutorial takes 2000 steps at lr 1e-6 over 2000 points; fewer points and a larger step size
 # reach the same fit sooner.
+import argparse
 import math
+
+# --help prints what the program does and exits; it takes no options (usage=SUPPRESS keeps a
+# mistake to one line on stderr, with exit status 2).
+argparse.ArgumentParser(
+    description="Fit a cubic to sin(x) with tensors and autograd alone (PyTorch's tutorial).",
+    usage=argparse.SUPPRESS,
+).parse_args()
 
 torch.manual_seed(0)
 dtype = torch.float

@@ -6,7 +6,15 @@ import torchlight as torch
 # changed to ``import torch``.
 #
 #     python project/examples/polynomial_custom_function.py
+import argparse
 import math
+
+# --help prints what the program does and exits; it takes no options (usage=SUPPRESS keeps a
+# mistake to one line on stderr, with exit status 2).
+argparse.ArgumentParser(
+    description="Fit a cubic to sin(x) through a custom autograd.Function (PyTorch's tutorial).",
+    usage=argparse.SUPPRESS,
+).parse_args()
 
 
 class LegendrePolynomial3(torch.autograd.Function):

@@ -5,7 +5,15 @@ import torchlight as torch
 # PyTorch with the first line changed to ``import torch``.
 #
 #     python project/examples/polynomial_module.py
+import argparse
 import math
+
+# --help prints what the program does and exits; it takes no options (usage=SUPPRESS keeps a
+# mistake to one line on stderr, with exit status 2).
+argparse.ArgumentParser(
+    description="Fit a cubic to sin(x) with a custom nn.Module and SGD (PyTorch's tutorial).",
+    usage=argparse.SUPPRESS,
+).parse_args()
 
 
 class Polynomial3(torch.nn.Module):

@@ -5,7 +5,15 @@ import torchlight as torch
 # runs on PyTorch with the first line changed to ``import torch``.
 #
 #     python project/examples/polynomial_nn.py
+import argparse
 import math
+
+# --help prints what the program does and exits; it takes no options (usage=SUPPRESS keeps a
+# mistake to one line on stderr, with exit status 2).
+argparse.ArgumentParser(
+    description="Fit a cubic to sin(x) with nn.Sequential, a loss module and an optimizer (PyTorch's tutorial).",
+    usage=argparse.SUPPRESS,
+).parse_args()
 
 torch.manual_seed(0)
 

@@ -20,7 +20,7 @@ def assert_png(path):
 def test_scalar_network_learns_xor(tmp_path, capsys):
     result = train_scalar.main(
         ["--dataset", "xor", "--hidden", "10", "--n", "20", "--epochs", "100", "--seed", "0",
-         "--out", str(tmp_path), "--no-progress"]
+         "--out", str(tmp_path), "--quiet"]
     )
     assert result.accuracy == 1.0
     assert result.accuracies[-1] == 1.0
@@ -109,7 +109,7 @@ def test_plots_accept_any_model_function(tmp_path):
 
 
 def test_demo_entry_point_runs_the_scalar_model(tmp_path, capsys):
-    train.main(["--model", "scalar", "--n", "6", "--epochs", "2", "--out", str(tmp_path), "--no-progress"])
+    train.main(["--model", "scalar", "--n", "6", "--epochs", "2", "--out", str(tmp_path), "--quiet"])
     assert "final accuracy" in capsys.readouterr().out
     assert_png(tmp_path / "boundary.png")
     with pytest.raises(SystemExit):

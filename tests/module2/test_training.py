@@ -21,7 +21,7 @@ def assert_png(path):
 
 
 def run(tmp_path, *args):
-    return train_tensor.main(["--backend", "simple", "--seed", "0", "--out", str(tmp_path), "--no-progress", *args])
+    return train_tensor.main(["--backend", "simple", "--seed", "0", "--out", str(tmp_path), "--quiet", *args])
 
 
 def test_tensor_network_learns_xor(tmp_path, capsys):
@@ -200,7 +200,7 @@ def no_fast(monkeypatch):
 
 def test_default_backend_falls_back_to_simple(no_fast, tmp_path, capsys):
     assert train_tensor.default_backend() == "simple"
-    result = train_tensor.main(["--n", "4", "--epochs", "1", "--out", str(tmp_path), "--no-progress"])
+    result = train_tensor.main(["--n", "4", "--epochs", "1", "--out", str(tmp_path), "--quiet"])
     assert result.backend == "simple"
     assert "backend: simple" in capsys.readouterr().out
 
@@ -213,7 +213,7 @@ def test_unavailable_backend_says_why(no_fast, tmp_path, capsys):
 
 
 def test_demo_runs_the_tensor_model_by_default(tmp_path, capsys):
-    result = train.main(["--backend", "simple", "--n", "6", "--epochs", "2", "--out", str(tmp_path), "--no-progress"])
+    result = train.main(["--backend", "simple", "--n", "6", "--epochs", "2", "--out", str(tmp_path), "--quiet"])
     assert isinstance(result, train_tensor.Result)
     out = capsys.readouterr().out
     assert "backend: simple" in out and "final accuracy" in out

@@ -1,4 +1,4 @@
-"""Task 4.5: training a convolutional network (project/train_cnn.py).
+"""Task 4.5: training a convolutional network (torchlight/examples/train_cnn.py).
 
 LeNet's forward against a numpy composition of its layers, one training step (``train_step``)
 against the loop written out and against torch.optim, short runs that learn on the fast backend
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import torchlight
-from project import plots_cnn, train, train_cnn
+from project import train
+from torchlight.examples import plots_cnn, train_cnn
 from torchlight.nn import functional as F
 from torchlight.optim import Adam
 
@@ -254,19 +255,24 @@ def test_plots_check_their_inputs(tmp_path):
         (["--lr", "-0.1"], "argument --lr: must be positive, got -0.1"),
         (["--epochs", "two"], "argument --epochs: invalid int value: 'two'"),
         (["--dataset", "mnist"], "--dataset mnist needs --data-dir DIR"),
+        (["--data-dir", "data"], "--data-dir and --download are for --dataset mnist or fashion-mnist"),
     ],
 )
 def test_command_line_errors(tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as exit_info:
         run(tmp_path, *args)
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err  # one line, no usage block
     assert not (tmp_path / "digits_model.npz").exists()
 
 
-def test_missing_mnist_files_name_the_folder(tmp_path):
-    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+def test_missing_mnist_files_are_a_one_line_error_naming_the_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
         run(tmp_path, "--dataset", "fashion-mnist", "--data-dir", str(tmp_path))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path) in err and "train-images-idx3-ubyte not found" in err and err.count("\n") == 1, err
 
 
 def test_train_rejects_bad_settings():

@@ -6,20 +6,32 @@ Shared by every training script, so a model is given as a plain function
 """
 
 from pathlib import Path
-from typing import Callable, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, Union
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PathLike = Union[str, Path]
+
+
+def figure(figsize: Tuple[float, float]) -> "Figure":
+    """A new matplotlib Figure on its own Agg canvas. matplotlib is imported here, when the first
+    picture is drawn, so that a training script's ``--help`` (and its mistakes) answer at once."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def plot_history(losses: Sequence[float], accuracies: Sequence[float], path: PathLike) -> Path:
     """Save the loss and the training accuracy (0..1) per epoch, side by side, as a PNG."""
     if len(losses) == 0 or len(losses) != len(accuracies):
-        raise ValueError(f"plot_history needs one loss and one accuracy per epoch, got {len(losses)} and {len(accuracies)}")
-    fig = Figure(figsize=(9, 3.5))
-    FigureCanvasAgg(fig)
+        raise ValueError(
+            f"plot_history needs one loss and one accuracy per epoch, got {len(losses)} and {len(accuracies)}"
+        )
+    fig = figure((9, 3.5))
     epochs = range(1, len(losses) + 1)
     left, right = fig.subplots(1, 2)
     left.plot(epochs, losses, color="tab:red")
@@ -31,7 +43,7 @@ def plot_history(losses: Sequence[float], accuracies: Sequence[float], path: Pat
 
 
 def plot_boundary(
-    predict: Callable[[float, float], float],
+    predict: Callable[..., Any],  # (x1, x2) -> probability; batched: [(x1, x2), ...] -> probabilities
     X: Sequence[Tuple[float, float]],
     y: Sequence[int],
     path: PathLike,
@@ -52,12 +64,13 @@ def plot_boundary(
     if batched:
         flat = [float(p) for p in predict([(x1, x2) for x2 in ticks for x1 in ticks])]
         if len(flat) != resolution * resolution:
-            raise ValueError(f"plot_boundary: predict gave {len(flat)} probabilities for {resolution * resolution} grid points")
+            raise ValueError(
+                f"plot_boundary: predict gave {len(flat)} probabilities for {resolution * resolution} grid points"
+            )
         grid = [flat[row * resolution : (row + 1) * resolution] for row in range(resolution)]
     else:
         grid = [[float(predict(x1, x2)) for x1 in ticks] for x2 in ticks]
-    fig = Figure(figsize=(4.5, 4))
-    FigureCanvasAgg(fig)
+    fig = figure((4.5, 4))
     ax = fig.subplots()
     shade = ax.contourf(ticks, ticks, grid, levels=[i / 10 for i in range(11)], cmap="RdBu_r", vmin=0.0, vmax=1.0)
     if min(map(min, grid)) < 0.5 < max(map(max, grid)):
@@ -71,7 +84,7 @@ def plot_boundary(
     return _save(fig, path)
 
 
-def _save(fig: Figure, path: PathLike) -> Path:
+def _save(fig: "Figure", path: PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .plots import PathLike, _save
+from .plots import PathLike, _save, figure
 
 
 def plot_curves(
@@ -30,8 +28,7 @@ def plot_curves(
             "plot_curves needs one value per epoch in each series, got "
             f"{[len(s) for s in (train_losses, test_losses, train_accuracies, test_accuracies)]}"
         )
-    fig = Figure(figsize=(9, 3.5))
-    FigureCanvasAgg(fig)
+    fig = figure((9, 3.5))
     epochs = range(1, n + 1)
     left, right = fig.subplots(1, 2)
     marker = "o" if n < 30 else None  # a single epoch is still visible as a dot
@@ -69,8 +66,7 @@ def plot_confusion(labels: ArrayLike, predictions: ArrayLike, classes: Sequence[
     """Save the confusion matrix (true class down, predicted class across), each cell's count written in it."""
     counts = confusion_matrix(labels, predictions, len(classes))
     k = len(classes)
-    fig = Figure(figsize=(1.0 + 0.5 * k, 0.6 + 0.5 * k))
-    FigureCanvasAgg(fig)
+    fig = figure((1.0 + 0.5 * k, 0.6 + 0.5 * k))
     ax = fig.subplots()
     ax.imshow(counts, cmap="Blues")
     for i in range(k):
@@ -106,8 +102,7 @@ def plot_misclassified(
     wrong = np.flatnonzero(true != predicted)[:limit]
     columns = 8
     rows = max(1, -(-len(wrong) // columns))
-    fig = Figure(figsize=(1.3 * columns, 1.45 * rows + 0.5))
-    FigureCanvasAgg(fig)
+    fig = figure((1.3 * columns, 1.45 * rows + 0.5))
     axes = fig.subplots(rows, columns, squeeze=False)
     for ax in axes.flat:
         ax.set_axis_off()

@@ -1,8 +1,12 @@
 """Module 4 project: a convolutional network trained with Adam on real data.
 
-    python -m project.train_cnn --dataset digits --backend fast        # about 98% in under a minute
-    python -m project.train_cnn --dataset mnist --data-dir data/ --epochs 2
-    python -m project.train_cnn --dataset waveforms                    # 1-D signals, conv1d
+    python -m torchlight.examples.train_cnn --dataset digits --backend fast   # about 98% in under a minute
+    python -m torchlight.examples.train_cnn --dataset mnist --data-dir data/ --epochs 2
+    python -m torchlight.examples.train_cnn --dataset waveforms               # 1-D signals, conv1d
+    python -m torchlight.examples.train_cnn --epochs 1 --limit 300            # a quick run
+
+It lives in the package, so an installed torchlight runs it; in the repository,
+``python -m project.train_cnn`` and ``python -m project.train --model cnn`` (``make demo``) run it too.
 
 Images go through a LeNet-style network (``LeNet``: two rounds of 3x3 convolution, ReLU and 2x2
 max pooling, then two linear layers); the 1-D waveforms through its conv1d cousin
@@ -11,7 +15,6 @@ scored on the test set. ``--out`` receives the curves, the confusion matrix, the
 test examples and the trained weights (``torchlight.save`` of the state_dict).
 """
 
-import argparse
 import math
 import time
 from dataclasses import dataclass, field
@@ -26,10 +29,10 @@ from torchlight import Tensor, backends, datasets
 from torchlight.nn import Conv1d, Conv2d, Flatten, Linear, MaxPool2d, Module
 from torchlight.nn import functional as F
 from torchlight.optim import Adam, Optimizer
+from torchlight.utils.cli import ArgumentParser, positive_float, positive_int
 from torchlight.utils.data import DataLoader, TensorDataset
 
-from . import plots_cnn
-from .train_tensor import default_backend
+from . import default_backend, plots_cnn
 
 DATASETS = ("digits", "mnist", "fashion-mnist", "waveforms")
 # Per data set: epochs and Adam's learning rate when the command line gives none. The learning
@@ -127,8 +130,8 @@ def train_step(model: Module, optimizer: Optimizer, x: Tensor, y: Tensor) -> Tup
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    # END SOLUTION 4.5
     return loss, logits
+    # END SOLUTION 4.5
 
 
 @dataclass
@@ -218,10 +221,12 @@ def train(
     limit: Optional[int] = None,
     progress: bool = True,
     download: bool = False,
+    data: Optional[Tuple[Split, Split, List[str]]] = None,
 ) -> Result:
     """Train the data set's network with Adam (mini-batches of ``batch_size``, shuffled each epoch),
     scoring it on the test set after every epoch. ``limit`` keeps the first ``limit`` training
-    and test examples only (quick runs)."""
+    and test examples only (quick runs). ``data``: what ``load_data`` gave, where it was already
+    loaded (else it is loaded here)."""
     default_epochs, default_lr = DEFAULTS.get(dataset, (1, 1e-3))
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
@@ -231,7 +236,7 @@ def train(
     if not lr > 0:
         raise ValueError(f"the learning rate lr must be positive, got {lr!r}")
     backend = backends.get(backend if backend is not None else default_backend()).name
-    train_split, test_split, classes = load_data(dataset, data_dir, seed, download)
+    train_split, test_split, classes = data if data is not None else load_data(dataset, data_dir, seed, download)
     if limit is not None:
         train_split = Split(train_split.inputs[:limit], train_split.labels[:limit])
         test_split = Split(test_split.inputs[:limit], test_split.labels[:limit])
@@ -306,8 +311,8 @@ def save_outputs(result: Result, out: Path) -> Dict[str, Path]:
     return paths
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m project.train_cnn", description=__doc__.split("\n")[0])
+def parser(prog: str = "python -m torchlight.examples.train_cnn") -> ArgumentParser:
+    p = ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     p.add_argument("--dataset", default="digits", choices=DATASETS, help="data set (default: digits)")
     p.add_argument("--data-dir", type=Path, help="folder with the MNIST or FashionMNIST IDX files")
     p.add_argument("--download", action="store_true", help="fetch missing MNIST/FashionMNIST files into --data-dir")
@@ -316,39 +321,43 @@ def parser() -> argparse.ArgumentParser:
         choices=backends.names(),
         help="where tensor operations run (default: fast where it runs, else simple)",
     )
-    p.add_argument("--epochs", type=int, help="passes over the training set (default: 15; 3 on MNIST and FashionMNIST)")
-    p.add_argument("--batch-size", type=int, default=64, help="examples per Adam step (default: 64)")
     p.add_argument(
-        "--lr", type=float, help="Adam's starting learning rate (default: 0.005; MNIST 0.002, waveforms 0.01)"
+        "--epochs", type=positive_int, help="passes over the training set (default: 15; 3 on MNIST and FashionMNIST)"
+    )
+    p.add_argument("--batch-size", type=positive_int, default=64, help="examples per Adam step (default: 64)")
+    p.add_argument(
+        "--lr", type=positive_float, help="Adam's starting learning rate (default: 0.005; MNIST 0.002, waveforms 0.01)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed for the initial weights and the batch order (default: 0)")
-    p.add_argument("--limit", type=int, help="use only the first N training and N test examples (quick runs)")
+    p.add_argument("--limit", type=positive_int, help="use only the first N training and N test examples (quick runs)")
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for the pictures and the model (default: out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-epoch lines, only the summary")
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Result:
-    p = parser()
+def main(argv: Optional[Sequence[str]] = None, prog: str = "python -m torchlight.examples.train_cnn") -> Result:
+    p = parser(prog)
     args = p.parse_args(argv)
-    for name in ("epochs", "batch_size", "limit"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            p.error(f"argument --{name.replace('_', '-')}: must be at least 1, got {value}")
-    if args.lr is not None and not args.lr > 0:
-        p.error(f"argument --lr: must be positive, got {args.lr}")
     if args.dataset in ("mnist", "fashion-mnist") and args.data_dir is None:
         p.error(
             f"--dataset {args.dataset} needs --data-dir DIR, the folder with its IDX files (--download fetches them)"
+        )
+    if args.dataset not in ("mnist", "fashion-mnist") and (args.data_dir is not None or args.download):
+        p.error(
+            f"--data-dir and --download are for --dataset mnist or fashion-mnist; {args.dataset} ships with torchlight"
         )
     backend = args.backend if args.backend is not None else default_backend()
     try:
         backends.get(backend)
     except backends.BackendUnavailable as e:
         p.error(str(e))
+    start = time.perf_counter()
+    try:  # a missing or unreadable data set is a mistake on the command line, said in one line
+        data = load_data(args.dataset, args.data_dir, args.seed, args.download)
+    except (OSError, ValueError) as e:
+        p.error(str(e))
     if not args.quiet:
         print(f"backend: {backend}; data set: {args.dataset}")
-    start = time.perf_counter()
     result = train(
         args.dataset,
         backend,
@@ -359,7 +368,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Result:
         args.data_dir,
         args.limit,
         progress=not args.quiet,
-        download=args.download,
+        data=data,
     )
     paths = save_outputs(result, args.out)
     right = int(np.sum(result.predictions == result.test.labels))
