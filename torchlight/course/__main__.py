@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import grading
+from ..grading.runner import TIME_LIMIT
+from .autograder import write_bundle
 from .edition import GitError, write_edition
 from .listing import stage_listing
 from .markers import MarkerError
@@ -49,6 +51,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     move.add_argument("--solved-through", metavar="N.K", help="the new edition's: stages up to N.K take its code")
     move.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
     move.add_argument("--force", action="store_true", help="go ahead in a git repository with uncommitted changes")
+    bundle = sub.add_parser("autograder", help="write a Gradescope autograder OUT.zip and a GitHub Classroom workflow")
+    bundle.add_argument("out", metavar="OUT.zip", help="the bundle to write")
+    bundle.add_argument(
+        "--stages", nargs="+", default=[], metavar="N.K", help="the stages graded (default: every one left to students)"
+    )
+    bundle.add_argument("--solved-through", metavar="N.K", help="the edition handed out keeps stages up to N.K solved")
+    bundle.add_argument("--time-limit", type=float, default=TIME_LIMIT, metavar="S", help="seconds one check may run")
+    bundle.add_argument("--partial-credit", action="store_true", help="a stage scores its checks' pass fraction")
     ns = parser.parse_args(argv)
 
     root = Path(ns.source) if ns.source else grading._CHECKOUT
@@ -73,6 +83,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except UpdateError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
+        if ns.command == "autograder":
+            made = write_bundle(
+                course, ns.out, ns.stages, ns.solved_through, time_limit=ns.time_limit, partial_credit=ns.partial_credit
+            )
+            print(f"wrote the Gradescope autograder {made.path}: stages {', '.join(made.stages)}, {made.checks} checks")
+            print(f"wrote the GitHub Classroom workflow {made.workflow} (.github/workflows/classroom.yml)")
+            return 0
         return verify(course, ns.stages, cumulative=ns.cumulative, whole_course=ns.whole_course, keep=ns.keep)
     except (MarkerError, ValueError, FileExistsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -14,8 +14,8 @@ says unless it can check it:
   child that exits before that (``os._exit``, a crash; ``sys.exit`` inside a check is an ordinary
   failure that pytest reports) fails the check it was running, with its exit status.
 - **A time limit per check.** A check that runs longer than ``time_limit`` seconds (collecting the
-  tests, which imports the submission: ``COLLECT_FACTOR`` times as long) is stopped, its process
-  group killed, and fails as ``timed out after N s``.
+  tests, which imports the submission: ``COLLECT_FACTOR`` times as long, at least
+  ``COLLECT_SECONDS``) is stopped, its process group killed, and fails as ``timed out after N s``.
 - **Reruns.** After a stop, the checks not yet run are run in a fresh child, except those of the
   stage that just failed (at most ``RESTARTS`` times); the rest are ``not run``, with the reason.
 - **Expected checks.** Given ``expected`` (every node id a pristine edition has, and its stage,
@@ -43,9 +43,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import collector
 
-__all__ = ["COLLECT_FACTOR", "RESTARTS", "Report", "run_isolated"]
+__all__ = ["COLLECT_FACTOR", "COLLECT_SECONDS", "RESTARTS", "Report", "run_isolated"]
 
-COLLECT_FACTOR = 5  # collecting (importing the tests and the submission) may take this many time limits
+# Collecting (importing the tests and the submission, compiling kernels) may take this many time
+# limits, and at least COLLECT_SECONDS.
+COLLECT_FACTOR = 5
+COLLECT_SECONDS = 120.0
 RESTARTS = 4  # fresh children after one stopped, at most
 _MAX_BYTES = 64 * 2**20  # output or report beyond this stops the child (a print in an endless loop)
 _SOURCE = Path(collector.__file__).read_bytes()  # read once, when the grader starts
@@ -231,7 +234,7 @@ def _watch(proc: subprocess.Popen, events: "_Events", output: Path, limit: float
                 running, since = "", time.monotonic()
             elif kind == "done" and isinstance(data, dict):
                 ended.code, ended.error = int(data.get("code", 3)), str(data.get("error", ""))
-        allowed = limit if ended.collected is not None else COLLECT_FACTOR * limit
+        allowed = limit if ended.collected is not None else max(COLLECT_FACTOR * limit, COLLECT_SECONDS)
         if ended.code is not None and not running:
             return ended
         if ended.code is not None:  # pytest ended inside a check (it raised KeyboardInterrupt)

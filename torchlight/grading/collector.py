@@ -310,6 +310,11 @@ def shorten_report(report) -> str:
     """The failing case of a pytest report in a few lines: the error and hypothesis's falsifying example."""
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(report.longrepr)
+    if crash is None:  # a file that could not be imported: pytest marks the error's own lines "E   "
+        marked = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+        marked = [line for line in marked if line.strip("^~ ")]
+        text = "\n".join(marked[-6:]) or text
+        text = text.replace(os.getcwd() + os.sep, "")  # paths in the edition, relative to it
     if not _EXAMPLE.search(text):
         found = _EXAMPLE.search(re.sub(r"(?m)^E {1,7}", "", report.longreprtext))
         if found:
