@@ -14,15 +14,31 @@ ones before it build. Two things here keep it so:
 
 import os
 
-# The cuda backend's tests run in numba's CUDA simulator (on the CPU, in this one process), so that
+# The cuda backend's tests run in a CUDA simulator (on the CPU, in this one process), so that
 # they run, and run the same way, on every machine. numba.cuda chooses between GPU and simulator
 # when it is first imported, so the choice is made here, before any test imports it. To run them
-# on a GPU instead (torchlight[cuda] installed), start pytest with NUMBA_ENABLE_CUDASIM=0. The
+# on a GPU instead (the cuda extra installed), start pytest with NUMBA_ENABLE_CUDASIM=0. The
 # variable concerns numba.cuda alone: the fast backend compiles and runs as without it.
+# The simulator is numba-cuda's where numba-cuda is installed (it takes over numba.cuda), numba's
+# own built-in one otherwise; the header says which, and CI runs the cuda tests with each.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import importlib.metadata  # noqa: E402
+import importlib.util  # noqa: E402
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+
+
+def pytest_report_header(config):
+    """Which numba.cuda the cuda tests run on (found without importing it: the import chooses)."""
+    where = "the GPU" if os.environ.get("NUMBA_ENABLE_CUDASIM") in ("", "0") else "the simulator"
+    if importlib.util.find_spec("numba_cuda") is not None:
+        return f"cuda tests: {where} of numba-cuda {importlib.metadata.version('numba-cuda')}"
+    try:
+        return f"cuda tests: {where} of numba {importlib.metadata.version('numba')}'s built-in numba.cuda"
+    except importlib.metadata.PackageNotFoundError:
+        return "cuda tests: numba is not installed"
 
 settings.register_profile(
     "torchlight",
