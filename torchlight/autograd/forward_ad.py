@@ -144,11 +144,9 @@ class _Primal(_MakeDual):
 
 def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level: int) -> None:
     """Give ``fn``'s outputs their tangents: its ``jvp`` of the inputs' tangents at ``level``."""
-    # BEGIN SOLUTION 5.4: the inputs' tangents at this level (None for one without); stop if there are none
-    tangents = [a._tangent(level) if isinstance(a, Variable) else None for a in args]
-    if all(t is None for t in tangents):
+    tangents = input_tangents(args, level)
+    if tangents is None:
         return
-    # END SOLUTION 5.4
     if getattr(fn.jvp, "_default", False):
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward "
@@ -163,6 +161,20 @@ def run_jvp(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any], level:
     finally:
         _set_mode(is_grad_enabled(), level)
         ctx._in_jvp = False
+    set_output_tangents(fn, ctx, result, outputs, level)
+
+
+def input_tangents(args: Tuple[Any, ...], level: int) -> Optional[List[Any]]:
+    """The tangents of ``args`` at ``level``, one per argument (None for one without a tangent, or
+    that is not a Variable); None when no argument has one (then there is nothing to compute)."""
+    # BEGIN SOLUTION 5.4: the inputs' tangents at this level (None for one without); None if there are none
+    tangents = [a._tangent(level) if isinstance(a, Variable) else None for a in args]
+    return None if all(t is None for t in tangents) else tangents
+    # END SOLUTION 5.4
+
+
+def set_output_tangents(fn: Any, ctx: Any, result: Any, outputs: List[Any], level: int) -> None:
+    """Give ``outputs`` their tangents at ``level`` from ``result``, what ``fn``'s jvp returned."""
     # HINT: one tangent per output (a single one may come bare); a Variable output gets its tangent
     # HINT: checked by w._match_tangent(t, fn.name, i), or None when t is None or the output was
     # HINT: marked non-differentiable (ctx._non_differentiable).

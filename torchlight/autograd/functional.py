@@ -83,7 +83,13 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
     inputs_t = _tuple(inputs, "inputs")
     vs = _tuple(v, "v")
     _same_structure(inputs_t, vs, "v", "inputs")
-    xs = _grad_inputs(inputs_t, False)
+    out, hvps = _forward_over_reverse(func, _grad_inputs(inputs_t, False), vs)
+    return _constant(out), _like(inputs, hvps)
+
+
+def _forward_over_reverse(func: Callable[..., Any], xs: List[Any], vs: Tuple[Any, ...]) -> Tuple[Any, List[Any]]:
+    """``func(*xs)`` and the blocks of H @ v, one per x (zeros where func does not use x): the
+    tangents, along ``vs``, of the gradient of func's one-element output."""
     # HINT: inside forward_ad.dual_level(), make each x dual with its v, call func, take
     # HINT: grad(out, duals, allow_unused=True): each gradient's tangent is a block of H @ v.
     # BEGIN SOLUTION 5.4: forward mode over reverse mode
@@ -95,10 +101,10 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
         grads = grad(out, duals, allow_unused=True)
         hvps = [
             _or_zeros(None if g is None else forward_ad.unpack_dual(g).tangent, x)
-            for g, x in zip(grads, inputs_t, strict=True)
+            for g, x in zip(grads, xs, strict=True)
         ]
+    return out, hvps
     # END SOLUTION 5.4
-    return _constant(out), _like(inputs, hvps)
 
 
 # -- helpers ---------------------------------------------------------------------------------

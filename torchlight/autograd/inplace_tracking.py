@@ -12,7 +12,7 @@ go wrong, and this file guards against both:
   input whose History is newer than its consumer's was changed after the consumer used it).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from ..extension import extends
 from .function import Function, History, _is_one_of
@@ -43,7 +43,7 @@ def of_inplace(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> 
     # HINT: old._set_history(d.history, d._output_nr). previous maps an output's index to that alias.
     # BEGIN SOLUTION 5.2
     inputs = list(args)
-    previous: Dict[int, Variable] = {}
+    previous: dict[int, Variable] = {}
     for d in ctx._dirty:
         old = d._alias()
         if d.history is not None:

@@ -2,30 +2,58 @@
 
 :func:`write_edition` copies every file of the course (see :func:`~torchlight.course.source.list_files`)
 to a new folder, renders each marked file with the stages after ``solved_through`` stubbed, and
-adds what a student repository needs: a student README, a ``.gitignore``, a ``make setup``
-target, and (unless ``git=False``) a fresh git repository with one commit and no reference
-history. Every notebook loses its outputs. Finally it checks that no marker line is left.
+adds what a student repository needs (templates in ``edition_files/``): a README that lists the
+commands, a ``.gitignore``, a Makefile (``setup``, ``grade STAGE=N.K``, ``notebook``, ``test``,
+``lint``, ``demo``, ``help``), a CI script that grades (green whatever the student's progress, red
+only when the tooling breaks), ``project/demo.py`` (``make demo``: it names the stages still to
+write before it trains), and (unless ``git=False``) a fresh git repository with one commit and no
+reference history. Every notebook loses its outputs. Finally it checks that no marker line is left.
+
+The stubs are laid out as ruff formats them, and the library keeps no name that only a stubbed
+region defines or reads, so that a fresh edition passes its own ``make lint``
+(:func:`~torchlight.course.lint.lint_edition` checks it).
 
 Left out on purpose: the instructors' tools and notes (``torchlight/course/``, its tests, and
-``docs/instructors.md``). They hold no solutions, but they are of no use to a student, they test
-the reference rather than the edition, and CI in the edition should grade, not regenerate. The
-edition's ``.ci/run`` drops the line that runs ``python -m torchlight.course``.
+``docs/instructors.md``), and the course website's build (``mkdocs.yml``, ``docs/hooks/``,
+``docs/assets/``, ``tests/site/``), which generates its pages with ``torchlight.course``. The
+instructors' tools hold no solutions, but they are of no use to a student, they test the reference
+rather than the edition, and CI in the edition should grade, not regenerate. ``docs/`` keeps its
+pages, to read as Markdown.
 """
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .markers import looks_like_marker
 from .source import Course, notebook_without_outputs
 
 __all__ = ["EXCLUDED", "Edition", "GitError", "write_edition"]
 
-EXCLUDED = ("torchlight/course/", "tests/test_course.py", "tests/test_course_git_failure.py", "docs/instructors.md")
+EXCLUDED = (
+    "torchlight/course/",
+    "tests/test_course",  # test_course.py, test_course_*.py: they test the tools
+    "docs/instructors.md",
+    # the course website: its hooks generate the pages with torchlight.course, absent from an edition
+    "mkdocs.yml",
+    "docs/hooks/",
+    "docs/assets/",
+    "tests/site/",
+)
+
+# Written from the templates in edition_files/ rather than copied from the course.
+_REPLACED = ("README.md", "Makefile", ".ci/run")
+_TEMPLATES = Path(__file__).resolve().parent / "edition_files"
+
+# make demo trains module 4's network: it waits for the stages of modules 0 to 4 that run on a CPU.
+_DEMO_MODULE = 4
+_GPU_ONLY = ("torchlight/backends/cuda.py",)
 
 _GITIGNORE = """.venv/
 __pycache__/
@@ -38,43 +66,6 @@ torchlight/*.so
 *.nbi
 *.nbc
 out/
-"""
-
-_SETUP_TARGET = """
-# Added by the student edition: set up .venv without running anything.
-.PHONY: setup
-setup: $(VENV)/.installed
-"""
-
-_README = """# torchlight: the student edition
-
-You are going to build torchlight, a small deep-learning framework: scalar operators, automatic
-differentiation, tensors, fast kernels and networks, one stage at a time. Every function you
-write is already in place with its signature and docstring; its body raises
-`NotImplementedError("Task N.K: ...")`, naming the stage, what to write and where the course
-explains it.
-
-## Set up and grade (two commands)
-
-```
-make setup                                     # makes .venv and installs torchlight into it
-.venv/bin/python -m torchlight.grading --all   # the whole course: every stage and its state
-```
-
-(Without `make`: `python3 -m venv .venv && .venv/bin/pip install -e '.[test]'`.)
-
-## Working through the course
-
-- Open the notebooks in `notebooks/` in order (`.venv/bin/pip install jupyterlab`, then
-  `.venv/bin/jupyter lab notebooks/`). Each stage ends with a grading cell.
-- Grade one stage in a terminal: `.venv/bin/python -m torchlight.grading {first}`. It passes
-  when every check is green; `--all` shows your progress through the whole course.
-- A stage's tests use only what that stage and the ones before it build: work in order.
-- `.venv/bin/python -m torchlight.grading --list` lists the stages.
-{solved}
-Everything else (the tests in `tests/`, the training scripts in `project/`, the docs in `docs/`)
-is there to read and run. The checks of a stage are `pytest -m taskN_K`
-(`.venv/bin/python -m pytest -m task0_1`).
 """
 
 
@@ -129,7 +120,7 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
     """Write the edition's files into the empty folder ``out`` (and make it a repository); how many."""
     written = 0
     for path in course.files:
-        if path.startswith(EXCLUDED) or path == "README.md":
+        if path.startswith(EXCLUDED) or path in _REPLACED:
             continue
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -140,11 +131,9 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
             target.write_text(
                 notebook_without_outputs(json.loads(source.read_text(encoding="utf-8"))), encoding="utf-8"
             )
-        elif path == ".ci/run":
-            target.write_text(_without_course(source.read_text(encoding="utf-8")), encoding="utf-8")
         else:
             shutil.copyfile(source, target)
-        shutil.copymode(source, target)  # .ci/run stays executable
+        shutil.copymode(source, target)  # scripts stay executable
         written += 1
     written += _student_files(course, out, solved_through)
     _check_no_markers(out)
@@ -154,32 +143,117 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
 
 
 def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> int:
+    """Write the README, Makefile, CI script, .gitignore and demo of the edition; how many files."""
     first = next(iter(course.stages), "0.1")
+    makefile = _read(course.root / "Makefile")
+    demo = _demo_command(makefile) if (course.root / "project").is_dir() else None
+    commands = [
+        ("make setup", "makes .venv and installs torchlight into it (your edits count at once)"),
+        (f"make grade STAGE={first}", "grades one stage: a table of its checks, green when it passes"),
+        ("make grade", "the whole course: every stage and its state"),
+        ("make notebook", "the course's notebooks in JupyterLab (installed into .venv the first time)"),
+        ("make test", "every test of the course: red until the course is done"),
+        ("make lint", "ruff and mypy on torchlight/: the edition comes clean, keep it so"),
+    ]
+    if demo is not None:
+        commands.append(("make demo", f"module {_DEMO_MODULE}'s network, trained once the stages it needs are written"))
+    commands.append(("make help", "this list"))
+    width = max(len(c) for c, _ in commands) + 2
     solved = ""
     if solved_through is not None:
         solved = f"- Stages up to {solved_through} come solved: your instructor has given you their code.\n"
-    (out / "README.md").write_text(_README.format(first=first, solved=solved), encoding="utf-8")
+    readme = _template("README.md").format(
+        first=first, solved=solved, commands="".join(f"{c.ljust(width)}# {what}\n" for c, what in commands)
+    )
+    written = [_write(out / "README.md", readme)]
+    help_lines = "".join(f'\t@echo "{c.ljust(width)}{what}"\n' for c, what in commands)
+    demo_rule = "# project/demo.py names the stages still to write, if any, before it trains.\n"
+    demo_rule += "demo: $(VENV)/.installed\n\t$(PY) -m project.demo $(ARGS)\n\n"
+    makefile_text = (
+        _template("Makefile")
+        .replace("@HELP@", help_lines)
+        .replace("@INSTALL_RULE@", _install_rule(makefile, out))
+        .replace("@DEMO_PHONY@", " demo" if demo is not None else "")
+        .replace("@DEMO_RULE@", demo_rule if demo is not None else "")
+    )
+    written.append(_write(out / "Makefile", makefile_text))
+    written.append(_write(out / ".ci" / "run", _template("ci_run"), executable=True))
+    if demo is not None:
+        written.append(_write(out / "project" / "demo.py", _demo_script(course, demo)))
     gitignore = out / ".gitignore"
     if not gitignore.exists():
-        gitignore.write_text(_GITIGNORE, encoding="utf-8")
-    makefile = out / "Makefile"
-    if makefile.exists():
-        text = makefile.read_text(encoding="utf-8")
-        if "$(VENV)/.installed:" in text and "\nsetup:" not in text:
-            makefile.write_text(text.rstrip("\n") + "\n" + _SETUP_TARGET, encoding="utf-8")
-    return 2
+        written.append(_write(gitignore, _GITIGNORE))
+    return len(written)
 
 
-def _without_course(script: str) -> str:
-    """A CI script without its ``torchlight.course`` lines (and the comments just above them)."""
-    kept: List[str] = []
-    for line in script.splitlines(keepends=True):
-        if "torchlight.course" in line:
-            while kept and kept[-1].lstrip().startswith("#") and not kept[-1].startswith("#!"):
-                kept.pop()
-            continue
-        kept.append(line)
-    return "".join(kept)
+def _template(name: str) -> str:
+    return (_TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def _write(path: Path, text: str, executable: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if executable:
+        path.chmod(0o755)
+    return path
+
+
+def _rule(makefile: str, target: str) -> Tuple[str, List[str]]:
+    """The prerequisites and recipe lines of ``target``'s rule in a Makefile ("", [] if none)."""
+    lines = makefile.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(f"{target}:"):
+            recipe = []
+            for following in lines[i + 1 :]:
+                if not following.startswith("\t"):
+                    break
+                recipe.append(following)
+            return line[len(target) + 1 :].strip(), recipe
+    return "", []
+
+
+def _install_rule(makefile: str, out: Path) -> str:
+    """The course Makefile's rule that makes .venv (less any prerequisite the edition lacks), or a
+    plain one when it has none."""
+    prerequisites, recipe = _rule(makefile, "$(VENV)/.installed")
+    if not recipe:
+        prerequisites = "setup.cfg"
+        recipe = [
+            "\t$(PYTHON) -m venv $(VENV)",
+            "\t$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'",
+            "\ttouch $@",
+        ]
+    kept = [p for p in prerequisites.split() if (out / p).exists()]
+    return "\n".join([f"$(VENV)/.installed: {' '.join(kept)}".rstrip(), *recipe])
+
+
+def _demo_command(makefile: str) -> Optional[List[str]]:
+    """What the course's ``make demo`` runs: the module after ``$(PY) -m``, then its options."""
+    for line in _rule(makefile, "demo")[1]:
+        found = re.match(r"\s*\$\(PY\) -m (.+)$", line)
+        if found:
+            return shlex.split(found.group(1))
+    return None
+
+
+def _demo_stages(course: Course) -> List[str]:
+    """The stages ``make demo`` waits for: those of modules 0 to 4 with code outside the cuda backend."""
+    on_cpu = {t.stage for t in course.tasks if t.cell is None and t.path not in _GPU_ONLY}
+    return [s for s in course.staged() if int(s.split(".")[0]) <= _DEMO_MODULE and s in on_cpu]
+
+
+def _demo_script(course: Course, command: List[str]) -> str:
+    """project/demo.py with the stages it waits for and the command it runs filled in."""
+    needed = "".join(f'    "{s}",\n' for s in _demo_stages(course))
+    return (
+        _template("demo.py")
+        .replace("NEEDED: List[str] = []\n", f"NEEDED: List[str] = [\n{needed}]\n")
+        .replace("COMMAND: List[str] = []", f"COMMAND: List[str] = {json.dumps(command)}")
+    )
 
 
 def _check_no_markers(out: Path) -> None:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
-__all__ = ["MarkerError", "Region", "find_regions", "looks_like_marker", "render"]
+__all__ = ["MarkerError", "Region", "find_regions", "looks_like_marker", "raise_statement", "render"]
 
 _BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION (?P<stage>\d+\.\d+)(?::[ \t]*(?P<text>\S.*?))?[ \t]*$")
 _END = re.compile(r"^(?P<indent>[ \t]*)# END SOLUTION (?P<stage>\d+\.\d+)[ \t]*$")
@@ -109,7 +109,7 @@ def render(
     """``lines`` without marker lines: a solved region keeps its body, any other becomes its stub.
 
     A stub is the region's hints followed by ``stub(region)`` (one statement, e.g. ``raise
-    NotImplementedError("Task 1.2: ...")``) at the BEGIN line's indentation.
+    NotImplementedError("Task 1.2: ...")``, on one line or several) at the BEGIN line's indentation.
     """
     out: List[str] = []
     pos = 0
@@ -119,7 +119,45 @@ def render(
             out.extend(region.body(lines))
         else:
             out.extend(region.hints(lines))
-            out.append(region.indent + stub(region))
+            out.extend(region.indent + line for line in stub(region).split("\n"))
         pos = region.end + 1
     out.extend(lines[pos:])
     return out
+
+
+def raise_statement(exception: str, message: str, indent: str = "", line_length: int = 120) -> str:
+    """``raise exception("message")`` laid out as ruff's formatter lays it out at ``indent``.
+
+    On one line when it fits in ``line_length``; else the message on a line of its own inside the
+    parentheses; else split, at ``; `` first and then between words, into string literals that
+    Python joins (one constant: numba can still compile the stub). Each literal takes the quotes
+    ruff prefers: double, unless the part holds more double quotes than single ones. The lines
+    after the first carry their indentation relative to ``indent``, which the caller adds.
+    """
+    head = f"raise {exception}("
+    one = head + _literal(message) + ")"
+    if len(indent) + len(one) <= line_length:
+        return one
+    room = line_length - len(indent) - 4
+    if len(_literal(message)) <= room:
+        return "\n".join([head, "    " + _literal(message), ")"])
+    parts: List[str] = []
+    for piece in re.split(r"(?<=; )", message):  # a break after every "; " (before "see ...")
+        current = ""
+        for word in re.split(r"(?<= )", piece):
+            if current and len(_literal(current + word)) > room:
+                parts.append(current)
+                current = ""
+            current += word
+        if current:
+            parts.append(current)
+    return "\n".join([head] + ["    " + _literal(p) for p in parts] + [")"])
+
+
+def _literal(text: str) -> str:
+    """``text`` as a string literal in the quotes ruff's formatter prefers (double, unless more double
+    quotes than single ones are inside)."""
+    quote = "'" if text.count('"') > text.count("'") else '"'
+    body = text.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    body = body.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return quote + body + quote

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from .. import grading
-from .markers import MarkerError, Region, find_regions, looks_like_marker, render
+from .markers import MarkerError, Region, find_regions, looks_like_marker, raise_statement, render
 from .tasks import (
     Task,
     enclosing_function,
@@ -32,7 +32,6 @@ from .tasks import (
     notebook_headings,
     section_of_cell,
     stage_notebook,
-    stub_statement,
 )
 
 __all__ = ["Course", "list_files"]
@@ -83,6 +82,7 @@ class _Marked:
     cells: Dict[int, List[str]] = field(default_factory=dict)  # cell index (or -1 for a .py file) -> lines
     regions: Dict[int, List[Region]] = field(default_factory=dict)
     tasks: Dict[int, List[Task]] = field(default_factory=dict)
+    line_length: int = 88  # ruff's, for laying out the stubs
 
 
 class Course:
@@ -101,11 +101,12 @@ class Course:
         stages = {s.name: s.title for s in grading.stages(root).values() if s.task is not None}
         files = list_files(root)
         marked: Dict[str, _Marked] = {}
+        width = line_length(root)
         for path in files:
             if path.endswith(".py"):
-                found = _load_py(root, path, stages)
+                found = _load_py(root, path, stages, width)
             elif path.endswith(".ipynb"):
-                found = _load_notebook(root, path, stages)
+                found = _load_notebook(root, path, stages, width)
             else:
                 continue
             if found is not None:
@@ -162,9 +163,24 @@ def notebook_without_outputs(nb: dict) -> str:
 
 def _render(m: _Marked, key: int, solved: Callable[[str], bool]) -> List[str]:
     messages = {t.line: t.message for t in m.tasks[key]}
-    return render(
-        m.cells[key], m.regions[key], lambda r: solved(r.stage), lambda r: stub_statement(messages[r.begin + 1])
-    )
+
+    def stub(r: Region) -> str:
+        # laid out as ruff formats it, so that the edition's `make lint` passes on the stubs
+        return raise_statement("NotImplementedError", messages[r.begin + 1], r.indent, m.line_length)
+
+    return render(m.cells[key], m.regions[key], lambda r: solved(r.stage), stub)
+
+
+def line_length(root: Path) -> int:
+    """The line length ruff checks in the checkout at ``root`` (``[tool.ruff]`` of pyproject.toml; 88,
+    ruff's own default, when none is set)."""
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return 88
+    found = re.search(r"(?m)^\[tool\.ruff\]\s*$((?:\n(?!\[).*)*)", text)
+    setting = re.search(r"(?m)^line-length\s*=\s*(\d+)", found.group(1)) if found else None
+    return int(setting.group(1)) if setting else 88
 
 
 def _as_source(text: str, original) -> object:
@@ -209,7 +225,7 @@ def _headings_reader(root: Path) -> Callable[[str], list]:
     return headings
 
 
-def _load_py(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]:
+def _load_py(root: Path, path: str, stages: Dict[str, str], width: int) -> Optional[_Marked]:
     text = (root / path).read_text(encoding="utf-8")
     lines = text.split("\n")
     at = lambda i: f"{path}:{i + 1}"  # noqa: E731
@@ -236,7 +252,7 @@ def _load_py(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]
         what = r.text or f"{'implement' if whole else 'complete'} {function}"
         message = f"Task {r.stage}: {what} in {path}; see {_see(root, r.stage, headings)}"
         tasks.append(Task(r.stage, path, r.begin + 1, None, function, whole, message))
-    m = _Marked(path, text, {-1: lines}, {-1: regions}, {-1: tasks})
+    m = _Marked(path, text, {-1: lines}, {-1: regions}, {-1: tasks}, width)
     stubbed = "\n".join(_render(m, -1, lambda s: False))
     try:
         compile(stubbed, path, "exec")
@@ -250,14 +266,14 @@ def _load_py(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]
 _MAGIC = re.compile(r"^\s*[%!]")
 
 
-def _load_notebook(root: Path, path: str, stages: Dict[str, str]) -> Optional[_Marked]:
+def _load_notebook(root: Path, path: str, stages: Dict[str, str], width: int) -> Optional[_Marked]:
     text = (root / path).read_text(encoding="utf-8")
     try:
         cells = json.loads(text)["cells"]
     except (ValueError, KeyError) as exc:
         raise MarkerError(f"{path}: not a readable notebook ({exc})") from None
     headings = notebook_headings(cells)
-    m = _Marked(path, text)
+    m = _Marked(path, text, line_length=width)
     for i, cell in enumerate(cells):
         source = cell.get("source", "")
         lines = ("".join(source) if isinstance(source, list) else str(source)).split("\n")

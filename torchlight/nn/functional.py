@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import random
+from .. import random  # noqa: F401  (dropout's code, stage 4.4, uses it)
 from ..ops import fused
 from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
@@ -151,14 +151,19 @@ def _dim(input: Any, dim: Any, fn: str) -> int:
 def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input), dim)), finite wherever the answer is (as ``torch.logsumexp``)."""
     dim = _dim(input, dim, "logsumexp")
-    # BEGIN SOLUTION 4.4: log(sum(exp(input))) along dim, without overflow
+    out = _logsumexp_kept(input, dim)
+    return out if keepdim or input.dims == 0 else out.squeeze(dim)
+
+
+def _logsumexp_kept(input: Tensor, dim: int) -> Tensor:
+    """log(sum(exp(input), dim)) with ``dim`` kept, of size 1 (``keepdim=True``), for a valid ``dim``."""
+    # BEGIN SOLUTION 4.4: log(sum(exp(input))) along dim, kept, without overflow
     # HINT: exp overflows past 709. Take the maximum m along dim out first:
     # HINT: logsumexp(x) = m + log(sum(exp(x - m))). m is any constant here, so use it detached
     # HINT: (x.detach()); _finite(m) replaces an infinite maximum by 0.
     m = _finite(input.detach().max(dim, keepdim=True).values)
-    out = (input - m).exp().sum(dim, keepdim=True).log() + m
+    return (input - m).exp().sum(dim, keepdim=True).log() + m
     # END SOLUTION 4.4
-    return out if keepdim or input.dims == 0 else out.squeeze(dim)
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -381,10 +386,7 @@ def cross_entropy(
         else:
             dist = input._constant(picks)
         total = _total(float(picks.sum()))
-    # BEGIN SOLUTION 4.4: the log-probabilities along the class dimension
-    log_probs = log_softmax(input, cdim)
-    # END SOLUTION 4.4
-    return _nll(_on_support(log_probs, support), dist, cdim, reduction, total)
+    return _nll(_on_support(log_softmax(input, cdim), support), dist, cdim, reduction, total)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

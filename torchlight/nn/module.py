@@ -9,7 +9,7 @@ switches train/eval mode everywhere at once, and saves and restores every value.
 import copy
 import numbers
 from collections.abc import Mapping
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -224,7 +224,7 @@ class Module:
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
         """The direct children as (name, module) pairs, each module once."""
         # BEGIN SOLUTION 0.3
-        seen: Set[int] = set()
+        seen: set[int] = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
                 seen.add(id(module))
@@ -241,7 +241,7 @@ class Module:
     def named_modules(self, prefix: str = "") -> Iterator[Tuple[str, "Module"]]:
         """This module (named ``prefix``) and every descendant, with dotted names, each once."""
         # BEGIN SOLUTION 0.3
-        seen: Set[int] = set()
+        seen: set[int] = set()
         stack: List[Tuple[str, Module]] = [(prefix, self)]
         # HINT: depth first, children in assignment order (the order PyTorch gives); a module
         # reached twice is given once.
@@ -265,7 +265,7 @@ class Module:
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
         """Every Parameter with its dotted name (``"layer1.weight"``), each shared one once."""
         # BEGIN SOLUTION 0.3
-        seen: Set[int] = set()
+        seen: set[int] = set()
         walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
         for mod_name, module in walk:
             for name, param in module._parameters.items():

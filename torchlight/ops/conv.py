@@ -121,8 +121,9 @@ def convolve(
 ) -> Tensor:
     """The convolution of x (N, C, *sizes) with weight (O, C, *kernel) plus bias (O,) (None: no
     bias), for checked arguments: (N, O, *output sizes)."""
-    batch, out_channels, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
-    out_sizes = conv_output_size(x.shape[2:], kernel, stride, padding)
+    batch, out_channels = x.shape[0], weight.shape[0]  # noqa: F841  (stage 4.1's code uses them)
+    kernel = weight.shape[2:]
+    out_sizes = conv_output_size(x.shape[2:], kernel, stride, padding)  # noqa: F841  (stage 4.1's code uses it)
     # BEGIN SOLUTION 4.1: the convolution as weight @ columns, plus the bias
     # HINT: Unfold.apply(x, kernel, stride, padding) gives the (N, C * K, L) columns; the weight
     # reshaped to (O, C * K) times them is (N, O, L) (matmul broadcasts the batch); the bias adds

@@ -99,10 +99,10 @@ class Linear(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad, Grad]:
         x, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        # HINT: each gradient only where needs_input_grad asks for it; every leading dimension of x
+        # HINT: each gradient only where ctx.needs_input_grad asks for it; every leading dimension of x
         # HINT: (none, or several) is a batch dimension for the weight's and the bias's gradients.
         # BEGIN SOLUTION 3.5
+        needs = ctx.needs_input_grad
         gx = gw = gb = None
         if needs[0]:
             gx = g @ weight

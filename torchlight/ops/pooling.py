@@ -9,7 +9,6 @@ come from the convolution's unfold (stage 4.2) instead.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Tuple
 
 from ..backends.base import conv_output_size
@@ -40,11 +39,14 @@ def avg_pool2d(
     """The mean of each kernel_size window of input (N, C, H, W) or (C, H, W), windows ``stride``
     apart (default: the kernel size, side by side); ``padding`` zeros count in the mean, as in PyTorch."""
     x, kernel, stride, padding = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, ceil_mode)
-    windows = _windows(x, kernel, stride, padding, 0.0)
     # BEGIN SOLUTION 4.3: the mean of each window
+    # HINT: _windows(x, kernel, stride, padding, fill) holds every window's values along a last
+    # dimension, (N, C, H_out, W_out, kh * kw), with fill standing for the padding. x is always 4-D:
+    # for a 3-D input (C, H, W) drop the batch dimension of 1 from the result again (squeeze(0)).
+    windows = _windows(x, kernel, stride, padding, 0.0)
     out = windows.mean(-1)
-    # END SOLUTION 4.3
     return out if input.dims == 4 else out.squeeze(0)
+    # END SOLUTION 4.3
 
 
 def max_pool2d(
@@ -64,11 +66,12 @@ def max_pool2d(
     if return_indices:
         raise NotImplementedError("max_pool2d(): return_indices=True is not supported")
     x, kernel, stride, padding = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, ceil_mode)
-    windows = _windows(x, kernel, stride, padding, -math.inf)
     # BEGIN SOLUTION 4.3: the maximum of each window
+    # HINT: as avg_pool2d, with -inf standing for the padding (never the maximum).
+    windows = _windows(x, kernel, stride, padding, float("-inf"))
     out = windows.max(-1).values
-    # END SOLUTION 4.3
     return out if input.dims == 4 else out.squeeze(0)
+    # END SOLUTION 4.3
 
 
 def _windows(
