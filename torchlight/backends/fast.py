@@ -31,7 +31,7 @@ from typing import Callable, List
 
 import numba
 import numpy as np
-from numba import njit, prange, types, uint64
+from numba import njit, prange, types, uint64  # noqa: F401  (stage 3.1's kernels use prange and uint64)
 from numba.extending import register_jitable
 
 from .. import indexing, scalar

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..indexing import broadcast_index, index_to_position, to_index
+from ..indexing import broadcast_index, index_to_position, to_index  # noqa: F401  (the kernels of stage 2.3 use them)
 
 
 def _size(shape) -> int:
@@ -27,8 +27,8 @@ def map_kernel(fn: Callable[[float], float]) -> Callable:
         # Python lists index much faster than numpy arrays in a pure-Python loop.
         out_shape, out_strides = out_shape.tolist(), out_strides.tolist()
         in_shape, in_strides = in_shape.tolist(), in_strides.tolist()
-        out_index = [0] * len(out_shape)
-        in_index = [0] * len(in_shape)
+        out_index = [0] * len(out_shape)  # noqa: F841  (stage 2.3's code uses it)
+        in_index = [0] * len(in_shape)  # noqa: F841  (stage 2.3's code uses it)
         with np.errstate(all="ignore"):  # inf and nan, not warnings, as the compiled backends
             # BEGIN SOLUTION 2.3: the map kernel's loop over every element of out
             # HINT: for each ordinal of out: its index (to_index), the input's index that it reads
@@ -50,9 +50,9 @@ def zip_kernel(fn: Callable[[float, float], float]) -> Callable:
         out_shape, out_strides = out_shape.tolist(), out_strides.tolist()
         a_shape, a_strides = a_shape.tolist(), a_strides.tolist()
         b_shape, b_strides = b_shape.tolist(), b_strides.tolist()
-        out_index = [0] * len(out_shape)
-        a_index = [0] * len(a_shape)
-        b_index = [0] * len(b_shape)
+        out_index = [0] * len(out_shape)  # noqa: F841  (stage 2.3's code uses it)
+        a_index = [0] * len(a_shape)  # noqa: F841  (stage 2.3's code uses it)
+        b_index = [0] * len(b_shape)  # noqa: F841  (stage 2.3's code uses it)
         with np.errstate(all="ignore"):
             # BEGIN SOLUTION 2.3: the zip kernel's loop over every element of out
             for ordinal in range(_size(out_shape)):
@@ -73,8 +73,8 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
     def kernel(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
         out_shape, out_strides = out_shape.tolist(), out_strides.tolist()
         a_strides = a_strides.tolist()
-        n = int(a_shape[reduce_dim])
-        index = [0] * len(out_shape)
+        n = int(a_shape[reduce_dim])  # noqa: F841  (stage 2.3's code uses it)
+        index = [0] * len(out_shape)  # noqa: F841  (stage 2.3's code uses it)
         with np.errstate(all="ignore"):
             # BEGIN SOLUTION 2.3: the reduce kernel's loop over every element of out
             # HINT: out's index is a's index with 0 at reduce_dim; set index[reduce_dim] to each
@@ -95,7 +95,7 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
 def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """out[p, i, j] = sum over q of a[p, i, q] * b[p, q, j]; a batch of size 1 broadcasts."""
     batch, n, m = out_shape.tolist()
-    k = int(a_shape[2])
+    k = int(a_shape[2])  # noqa: F841  (stage 2.3's code uses it)
     o0, o1, o2 = out_strides.tolist()
     a0, a1, a2 = a_strides.tolist()
     b0, b1, b2 = b_strides.tolist()
@@ -126,7 +126,7 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
 def unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, stride, padding):
     """out[n, c * kernel + k, s] = x[n, c, s * stride - padding + k] (0 in the padding), for x (N, C, W)."""
     batch, channels, width = x_shape.tolist()
-    length = int(out_shape[2])
+    length = int(out_shape[2])  # noqa: F841  (stage 4.1's code uses it)
     o0, o1, o2 = out_strides.tolist()
     x0, x1, x2 = x_strides.tolist()
     # BEGIN SOLUTION 4.1: copy each window of x into a column of out
@@ -144,7 +144,7 @@ def unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, 
 def fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kernel, stride, padding):
     """out[n, c, s * stride - padding + k] += cols[n, c * kernel + k, s] (padding dropped): unfold1d's adjoint."""
     batch, channels, width = out_shape.tolist()
-    length = int(cols_shape[2])
+    length = int(cols_shape[2])  # noqa: F841  (stage 4.1's code uses it)
     o0, o1, o2 = out_strides.tolist()
     c0, c1, c2 = cols_strides.tolist()
     with np.errstate(all="ignore"):  # inf - inf is nan, not a warning, as the compiled backends
@@ -164,8 +164,8 @@ def unfold2d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kh, kw, 
     """out[n, (c * kh + i) * kw + j, r * out_w + s] = x[n, c, r * sh - ph + i, s * sw - pw + j]
     (0 in the padding), for x (N, C, H, W) and windows of kh x kw, out_w windows to a row."""
     batch, channels, height, width = x_shape.tolist()
-    out_h = (height + 2 * ph - kh) // sh + 1
-    out_w = (width + 2 * pw - kw) // sw + 1
+    out_h = (height + 2 * ph - kh) // sh + 1  # noqa: F841  (stage 4.2's code uses it)
+    out_w = (width + 2 * pw - kw) // sw + 1  # noqa: F841  (stage 4.2's code uses it)
     o0, o1, o2 = out_strides.tolist()
     x0, x1, x2, x3 = x_strides.tolist()
     # BEGIN SOLUTION 4.2: copy each kh x kw window of x into a column of out
@@ -190,8 +190,8 @@ def fold2d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, k
     """out[n, c, r * sh - ph + i, s * sw - pw + j] += cols[n, (c * kh + i) * kw + j, r * out_w + s]
     (padding dropped): unfold2d's adjoint, for out (N, C, H, W)."""
     batch, channels, height, width = out_shape.tolist()
-    out_h = (height + 2 * ph - kh) // sh + 1
-    out_w = (width + 2 * pw - kw) // sw + 1
+    out_h = (height + 2 * ph - kh) // sh + 1  # noqa: F841  (stage 4.2's code uses it)
+    out_w = (width + 2 * pw - kw) // sw + 1  # noqa: F841  (stage 4.2's code uses it)
     o0, o1, o2, o3 = out_strides.tolist()
     c0, c1, c2 = cols_strides.tolist()
     with np.errstate(all="ignore"):  # inf - inf is nan, not a warning, as the compiled backends
