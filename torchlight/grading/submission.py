@@ -138,11 +138,14 @@ def _regular_inside(path: Path, inside: Path) -> bool:
 
 
 def _files_note(taken: List[str], missing: List[str]) -> str:
-    lines = [f"Graded with your files ({len(taken)} of {len(taken) + len(missing)}): {', '.join(taken) or 'none'}."]
+    lines = [f"Graded with your files ({len(taken)} of {len(taken) + len(missing)}): {_some(taken) or 'none'}."]
     if not taken:
         lines[0] += " (Hand in your repository, or the files you changed, at their paths in it.)"
     if missing:
-        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        lines.append(f"Not in your submission, so graded as handed out: {shown}.")
+        lines.append(f"Not in your submission, so graded as handed out: {_some(missing)}.")
     lines.append("Only these files are taken from a submission; the tests and the grader are the course's own.")
     return "\n".join(lines)
+
+
+def _some(paths: List[str], most: int = 8) -> str:
+    return ", ".join(paths[:most]) + (f" and {len(paths) - most} more" if len(paths) > most else "")
