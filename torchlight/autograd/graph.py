@@ -16,7 +16,6 @@ from ..extension import extension_point
 from .grad_mode import set_grad_enabled
 from .variable import Variable
 
-
 # Adding to a leaf's .grad reads it and writes it back; backward passes in several threads that
 # reach one leaf take turns there (as PyTorch's engine does), or an update would be lost.
 _ACCUMULATING = threading.RLock()
