@@ -140,6 +140,8 @@ def test_the_ci_script_grades_and_fails_only_when_grading_breaks(blank, tmp_path
 
 def test_nothing_kept_names_a_file_left_out(blank):
     assert not (blank / "torchlight" / "course").exists() and not (blank / "docs" / "instructors.md").exists()
+    for test in (blank / "tests").rglob("*.py"):  # make test collects every one
+        assert not re.search(r"^(?:from|import) torchlight\.course\b", test.read_text(), re.MULTILINE), test
     mkdocs = blank / "mkdocs.yml"
     if mkdocs.exists():  # then every page and hook it names is there
         text = mkdocs.read_text()

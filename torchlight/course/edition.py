@@ -13,8 +13,8 @@ The stubs are laid out as ruff formats them, and the library keeps no name that 
 region defines or reads, so that a fresh edition passes its own ``make lint``
 (:func:`~torchlight.course.lint.lint_edition` checks it).
 
-Left out on purpose: the instructors' tools and notes (``torchlight/course/``, its tests, and
-``docs/instructors.md``), and the course website's build (``mkdocs.yml``, ``docs/hooks/``,
+Left out on purpose: the instructors' tools and notes (``torchlight/course/``, every test module
+that imports it, and ``docs/instructors.md``), and the course website's build (``mkdocs.yml``, ``docs/hooks/``,
 ``docs/assets/``, ``tests/site/``), which generates its pages with ``torchlight.course``. The
 instructors' tools hold no solutions, but they are of no use to a student, they test the reference
 rather than the edition, and CI in the edition should grade, not regenerate. ``docs/`` keeps its
@@ -120,7 +120,7 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
     """Write the edition's files into the empty folder ``out`` (and make it a repository); how many."""
     written = 0
     for path in course.files:
-        if path.startswith(EXCLUDED) or path in _REPLACED:
+        if path.startswith(EXCLUDED) or path in _REPLACED or _tests_the_tools(course.root, path):
             continue
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -140,6 +140,17 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
     if git:
         _git_init(out)
     return written
+
+
+_TOOLS_IMPORT = re.compile(r"^(?:from|import) torchlight\.course\b|^from torchlight import course\b", re.M)
+
+
+def _tests_the_tools(root: Path, path: str) -> bool:
+    """A test module that imports torchlight.course: it tests the instructors' tools, which the
+    edition leaves out (in it, the module would fail to import and break ``make test``)."""
+    if not (path.startswith("tests/") and path.endswith(".py")):
+        return False
+    return bool(_TOOLS_IMPORT.search((root / path).read_text(encoding="utf-8", errors="replace")))
 
 
 def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> int:
