@@ -18,7 +18,6 @@ from . import (
 )
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .autograd import functions as _functions  # noqa: F401  (the ops by the contract's name)
-from .autograd import native as _native  # noqa: F401  (module 3: the fused native apply, where built)
 from .backends import set_default_backend
 from .creation import (
     arange,
@@ -100,9 +99,15 @@ from .random import manual_seed
 from .scalar_variable import Scalar
 from .serialization import load, save
 from .tensor import Tensor, ones, rand, tensor, zeros
-from .tensor_fused import Fused as _Fused  # noqa: F401  (modules 3, 4 and 5 add their Tensor methods)
+from .tensor_autograd import EngineMembers as _EngineMembers  # noqa: F401  (modules 3, 4 and 5 add their Tensor methods)
+from .tensor_fused import Fused as _Fused  # noqa: F401
 from .tensor_inplace import InPlace as _InPlace  # noqa: F401
 from .tensor_pytorch import PyTorchNames as _PyTorchNames  # noqa: F401
+
+# isort: split
+# Module 3's fused native apply, where built: imported last, as it reads the Tensor methods it
+# does itself (module 5's Tensor._version among them) once every file has attached its own.
+from .autograd import native as _native  # noqa: F401
 
 # PyTorch dtypes that torchlight does not have: a clear error instead of AttributeError's bare name.
 _MISSING_DTYPES = {

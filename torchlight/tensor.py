@@ -7,8 +7,10 @@ so one engine differentiates Scalars and Tensors alike.
 This file holds what modules 1 and 2 need. Later modules add their methods to Tensor from their
 own files when ``torchlight`` is imported (``@extends(Tensor)``, ``extension.py``):
 ``tensor_fused.py`` (module 3: ``-``, ``/`` and ``tanh`` as single fused Functions, replacing the
-methods marked ``@extension_point`` here), ``tensor_pytorch.py`` (module 4: dtype, device and the
-rest of PyTorch's names) and ``tensor_inplace.py`` (module 5: ``add_``, ``t[key] = value``, ...).
+methods marked ``@extension_point`` here), ``tensor_pytorch.py`` (module 4: dtype, device, ``len``,
+``size``, ``tolist`` and the rest of PyTorch's names), ``tensor_inplace.py`` (module 5: ``add_``,
+``t[key] = value``, ...) and ``tensor_autograd.py`` (module 5: the version counter and tangent
+check that module 5's engine asks of a Tensor).
 """
 
 import numbers
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, devices, dtypes, random, scalar
+from . import backends, devices, dtypes, random
 from .autograd.function import History
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import BackwardPass, backpropagate
@@ -27,7 +29,7 @@ from .ops import elementwise
 from .ops.broadcast import _sum_to_shape
 from .ops.elementwise import EQ, GT, LT, Abs, Add, Exp, IsClose, Log, Mul, Neg, Pow, ReLU, Sigmoid, Sqrt
 from .ops.matmul import MatMul
-from .ops.movement import BroadcastView, Copy, Gather, Index, Permute, Squeeze, To, Unsqueeze, View
+from .ops.movement import BroadcastView, Copy, Index, Permute, Squeeze, To, Unsqueeze, View
 from .ops.reductions import Max, MaxDim, Sum
 from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, broadcasts_to, infer_shape, normalize_dim, prod
 
@@ -115,10 +117,6 @@ class Tensor(Variable):
         value = float(self._data.storage[self._data.offset])
         return value if self._dtype is _FLOAT64 else self._dtype.numpy(value).item()  # int or bool
 
-    def tolist(self) -> Any:
-        """The values as (nested) Python lists, or a float for a 0-d tensor."""
-        return self._values().tolist()
-
     def _values(self) -> np.ndarray:
         """A new numpy array of the values, of this tensor's dtype (int64 and bool as numpy's)."""
         values = self.to_numpy()
@@ -135,26 +133,12 @@ class Tensor(Variable):
         """A constant tensor (from a number or an array) on this tensor's backend."""
         return Tensor.from_numpy(array, self.backend)
 
-    def new_zeros(self, *shape: ShapeArg) -> "Tensor":
-        """Zeros of ``shape`` on this tensor's backend."""
-        return self._new(TensorData.zeros(_shape_arg(shape)))
-
-    def new_ones(self, *shape: ShapeArg) -> "Tensor":
-        """Ones of ``shape`` on this tensor's backend."""
-        return self._new(TensorData.filled(_shape_arg(shape), 1.0))
-
     # -- attributes -----------------------------------------------------------------------------
 
     @property
     def shape(self) -> Tuple[int, ...]:
         """The size of each dimension, as a tuple (``torch.Size`` in PyTorch)."""
         return self._data.shape
-
-    def size(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
-        """The shape, or with ``dim`` the size of that dimension."""
-        if dim is None:
-            return self._data.shape
-        return self._data.shape[normalize_dim(dim, self._data.dims)]
 
     @property
     def dims(self) -> int:
@@ -226,16 +210,6 @@ class Tensor(Variable):
             extra += f", backend='{self.backend.name}'"
         return f"tensor({values}{extra})"
 
-    def __len__(self) -> int:
-        if not self._data.shape:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
-    def __iter__(self):
-        if not self._data.shape:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
-
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})")
@@ -287,24 +261,6 @@ class Tensor(Variable):
             )
         return _sum_to_shape(g, shape)
 
-    def _match_tangent(self, t: Any, fn_name: str, index: int) -> "Tensor":
-        """t in this tensor's shape: equal, or expanded from a shape that broadcasts to it (forward mode)."""
-        if not isinstance(t, Tensor) or t.backend is not self.backend:
-            what = type(t).__name__ if not isinstance(t, Tensor) else f"a Tensor on the '{t.backend.name}' backend"
-            raise RuntimeError(
-                f"function {fn_name} returned an invalid tangent at index {index}: expected a Tensor on "
-                f"the '{self.backend.name}' backend, got {what}"
-            )
-        shape = self._data.shape
-        if t._data.shape == shape:
-            return t
-        if not broadcasts_to(t.shape, shape):
-            raise RuntimeError(
-                f"Function {fn_name} returned an invalid tangent at index {index} - got {list(t.shape)} "
-                f"but expected shape {list(shape)} (or one that broadcasts to it)"
-            )
-        return t.expand(shape)
-
     def _grad_meta(self) -> Any:
         return (self._data.shape, self.backend)
 
@@ -320,20 +276,10 @@ class Tensor(Variable):
                 f"{self.shape}); pass backward(grad) with a gradient of that shape, or reduce first, "
                 "e.g. .sum()"
             )
-        return self.new_ones(self.shape)
-
-    @property
-    def _version(self) -> int:
-        return self._data.version.value
-
-    def _bump_version(self) -> None:
-        self._data.version.value += 1
+        return self._new(TensorData.filled(self.shape, 1.0))
 
     def _alias(self) -> "Tensor":
         return self._new(self._data)
-
-    def _describe(self) -> str:
-        return f"Tensor of shape {self.shape}"
 
     def backward(self, grad: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
         """Accumulate into ``.grad`` of every leaf the gradient of this tensor (times ``grad``).
@@ -513,25 +459,14 @@ class Tensor(Variable):
         return self.sum(dims, keepdim) * (1.0 / count if count else float("nan"))  # 0 / 0, as PyTorch
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
-        """The largest element (0-d), or with ``dim`` a pair (values, indices) along it.
-
-        Indices are float tensors (torchlight holds float64 only) and have no gradient.
-        """
+        """The largest element (0-d), or with ``dim`` a pair (values, indices) along it (int64 indices, no gradient)."""
         if dim is None:
             return self._keep(Max.apply(self))
         dim = normalize_dim(dim, self.dims)  # a 0-d tensor has dims -1 and 0, as in PyTorch
         if not self.dims:
-            return MaxResult(self.clone(), _as_int64(self.new_zeros(())))
+            return MaxResult(self.clone(), _as_int64(self._new(TensorData.zeros(()))))
         values, indices = MaxDim.apply(self, normalize_dim(dim, self.dims), keepdim)
         return MaxResult(self._keep(values), _as_int64(indices))
-
-    def all(self, dim: Optional[int] = None) -> "Tensor":
-        """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
-        dims = self._dims(dim)
-        nonzero = 1.0 - (self.detach() == 0.0)
-        for d in dims:
-            nonzero = self.backend.reduce(scalar.mul, 1.0)(nonzero, d)
-        return _as_bool(self._drop(nonzero, dims))
 
     # -- shape and movement ---------------------------------------------------------------------
 
@@ -585,10 +520,6 @@ class Tensor(Variable):
             return self._keep(self._drop(self, dims)) if dims else self
         dim = normalize_dim(dim, self.dims)
         return self._keep(Squeeze.apply(self, dim)) if self.shape[dim] == 1 else self
-
-    def gather(self, dim: int, index: "Tensor") -> "Tensor":
-        """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
-        return Gather.apply(self, dim, index)
 
     # -- dtypes: int64 and bool tensors hold whole numbers as float64, labelled ---------------
 

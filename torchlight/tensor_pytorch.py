@@ -1,6 +1,9 @@
 """Module 4: PyTorch's names for the rest of Tensor: dtype and device, conversions, more math and
 statistics, ``softmax`` (from ``nn.functional``, module 4), so that PyTorch programs run.
 
+They include Python's sequence protocol (``len(t)``, ``for row in t``), ``size()``, ``tolist()``,
+``new_zeros``/``new_ones``, ``gather`` and ``all``.
+
 tensor.py (module 2) holds what the stages teach; the methods here add PyTorch's spellings and
 conveniences on top of it, each a line or two over the operations of ``ops/`` (``selection.py``,
 ``statistics.py``, ``joining.py``) or over ``dtypes`` and ``devices``. They are attached to
@@ -12,17 +15,18 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, devices, dtypes
+from . import backends, devices, dtypes, scalar
 from .extension import extends
 from .ops import joining, selection
 from .ops import statistics as S
 from .ops.elementwise import Cos, Neg, Sin
+from .ops.movement import Gather
 from .tensor import _BOOL, _FLOAT64, _INT64, Tensor, _as_bool, _as_int64, tensor
-from .tensor_data import normalize_dim, prod
+from .tensor_data import ShapeArg, TensorData, _shape_arg, normalize_dim, prod
 
 __all__ = ["PyTorchNames"]
 
@@ -43,9 +47,37 @@ class PyTorchNames(_Methods):
         """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
         return tensor(data, backend=self.backend)
 
+    def new_zeros(self, *shape: ShapeArg) -> "Tensor":
+        """Zeros of ``shape`` on this tensor's backend."""
+        return self._new(TensorData.zeros(_shape_arg(shape)))
+
+    def new_ones(self, *shape: ShapeArg) -> "Tensor":
+        """Ones of ``shape`` on this tensor's backend."""
+        return self._new(TensorData.filled(_shape_arg(shape), 1.0))
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists, or a float for a 0-d tensor."""
+        return self._values().tolist()
+
     def dim(self) -> int:
         """Number of dimensions (PyTorch's spelling)."""
         return len(self._data.shape)
+
+    def size(self, dim: Optional[int] = None) -> Union[Tuple[int, ...], int]:
+        """The shape, or with ``dim`` the size of that dimension."""
+        if dim is None:
+            return self._data.shape
+        return self._data.shape[normalize_dim(dim, self._data.dims)]
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
 
     @property
     def data(self) -> "Tensor":
@@ -245,6 +277,14 @@ class PyTorchNames(_Methods):
         """The standard deviation over ``dim`` (the square root of ``var``)."""
         return S.std(self, dim, unbiased, keepdim, correction=correction)
 
+    def all(self, dim: Optional[int] = None) -> "Tensor":
+        """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
+        dims = self._dims(dim)
+        nonzero = 1.0 - (self.detach() == 0.0)
+        for d in dims:
+            nonzero = self.backend.reduce(scalar.mul, 1.0)(nonzero, d)
+        return _as_bool(self._drop(nonzero, dims))
+
     def any(self, dim: Optional[int] = None, keepdim: builtins.bool = False) -> "Tensor":
         """True where some element (along ``dim``) is non-zero (a bool tensor; no gradient)."""
         return _as_bool(S.any(self, dim, keepdim))
@@ -264,6 +304,10 @@ class PyTorchNames(_Methods):
             raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
         shape = self.shape
         return self.reshape(shape[:start] + (prod(shape[start : end + 1]),) + shape[end + 1 :])
+
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        """Values picked along ``dim`` at positions ``index`` (a tensor of whole numbers), as PyTorch."""
+        return Gather.apply(self, dim, index)
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         """``self.expand(other.shape)``"""

@@ -138,7 +138,7 @@ PINNED = {
     "autograd/variable.py: Variable._set_history": "b1ee1bb1a5571b67",
     "tensor.py: Tensor._forward_value": "a8387dffacaed1bd",
     "tensor.py: Tensor._wrap_output": "223ed50408a0c824",
-    "tensor.py: Tensor._version": "b6952ffcf7b5aa55",
+    "tensor_autograd.py: Tensor._version": "b6952ffcf7b5aa55",
     "scalar_variable.py: Scalar._forward_value": "e4f1e60a95c9de2b",
     "autograd/function_api.py: _FunctionAPI._run_forward": "676598db5b7376a9",
     "autograd/inplace_tracking.py: _InplaceFunction._saved_recorded": "30a982863b5e5e89",
@@ -167,7 +167,7 @@ def _pinned_objects():
         "autograd/variable.py: Variable._set_history": variable.Variable._set_history,
         "tensor.py: Tensor._forward_value": tensor.Tensor._forward_value,
         "tensor.py: Tensor._wrap_output": vars(tensor.Tensor)["_wrap_output"].__func__,
-        "tensor.py: Tensor._version": vars(tensor.Tensor)["_version"].fget,
+        "tensor_autograd.py: Tensor._version": vars(tensor.Tensor)["_version"].fget,
         "scalar_variable.py: Scalar._forward_value": scalar_variable.Scalar._forward_value,
         "autograd/function_api.py: _FunctionAPI._run_forward": vars(function_api._FunctionAPI)["_run_forward"].__func__,
         "autograd/inplace_tracking.py: _InplaceFunction._saved_recorded": vars(inplace_tracking._InplaceFunction)[

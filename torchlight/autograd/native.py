@@ -70,7 +70,7 @@ def _references() -> Dict[str, Any]:
         "Variable._set_history": _member(Variable, "_set_history", "torchlight.autograd.variable"),
         "Tensor._forward_value": _member(Tensor, "_forward_value", "torchlight.tensor"),
         "Tensor._wrap_output": _member(Tensor, "_wrap_output", "torchlight.tensor"),
-        "Tensor._version": _member(Tensor, "_version", "torchlight.tensor"),
+        "Tensor._version": _member(Tensor, "_version", "torchlight.tensor_autograd"),  # (module 5's)
         "Scalar._forward_value": _member(Scalar, "_forward_value", "torchlight.scalar_variable"),
         # module 5's versions of these two extension points (only those: apply.c does their steps)
         "Function._run_forward": _member(Function, "_run_forward", "torchlight.autograd.function_api"),

@@ -7,6 +7,8 @@ and ``function.py`` uses only the members listed here, so it knows nothing else 
 import itertools
 from typing import Any, Iterable, List, Optional, Tuple
 
+from ..extension import extension_point
+
 _ids = itertools.count()
 
 
@@ -91,20 +93,27 @@ class Variable:
         """The gradient ``backward()`` starts from when none is given (1.0, or ones for one element)."""
         raise NotImplementedError
 
+    # Module 5 gives Tensor its own _version, _bump_version, _describe and _match_tangent
+    # (tensor_autograd.py): they are extension points.
+
     @property
+    @extension_point
     def _version(self) -> Optional[int]:
         """In-place modification count, shared by views of one storage (None for immutable values)."""
         return None
 
     # Only variables that can change in place (Tensor) need these three.
 
+    @extension_point
     def _bump_version(self) -> None:
+        """Count one in-place change (module 5); a value that cannot change refuses."""
         raise TypeError(f"{type(self).__name__} cannot be modified in place")
 
     def _alias(self) -> "Variable":
         """A new variable object sharing this one's data, without history."""
         raise NotImplementedError
 
+    @extension_point
     def _describe(self) -> str:
         """Short description for error messages, e.g. 'Tensor of shape (2, 3)'."""
         return type(self).__name__
@@ -119,6 +128,7 @@ class Variable:
     def _set_tangent(self, level: Any, tangent: Any) -> None:
         self._fw = None if tangent is None else (level, tangent)
 
+    @extension_point
     def _match_tangent(self, t: Any, fn_name: str, index: int) -> Any:
         """Check a tangent from ``fn_name``'s jvp for this output; return it in this output's shape."""
         return self._match_grad(t, fn_name, index)
