@@ -37,6 +37,24 @@ def to_index(ordinal, shape, out_index):
     # END SOLUTION 2.1
 
 
+def is_contiguous(shape, strides):
+    """True when the elements of ``shape`` lie at positions 0, 1, 2, ... in row-major order: the
+    last dimension has stride 1 and each dimension's stride is the size of one step in it (the
+    product of the sizes after it). The stride of a dimension of size 1 does not matter: it is
+    never stepped along.
+
+    ``TensorData.is_contiguous`` asks this of a view, and the fast backend of its kernels' inputs.
+    """
+    # BEGIN SOLUTION 2.1
+    expected = 1
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] != 1 and strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+    # END SOLUTION 2.1
+
+
 def broadcast_index(big_index, big_shape, shape, out_index):
     """Fill ``out_index`` with the index into ``shape`` that broadcasting maps ``big_index`` to.
 

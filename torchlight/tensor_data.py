@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .indexing import broadcast_index, index_to_position, to_index
+from .indexing import broadcast_index, index_to_position, is_contiguous, to_index
 
 __all__ = [
     "IndexingError",
@@ -253,16 +253,7 @@ class TensorData:
         As in PyTorch, the stride of a dimension of size 1 does not matter, and a tensor without
         elements is contiguous whatever its strides.
         """
-        if self.size == 0:
-            return True
-        # BEGIN SOLUTION 2.1
-        expected = 1
-        for size, stride in zip(reversed(self.shape), reversed(self.strides), strict=True):
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
-        # END SOLUTION 2.1
+        return self.size == 0 or is_contiguous(self.shape, self.strides)  # (torchlight/indexing.py)
 
     def index(self, index: Union[int, Sequence[int]]) -> int:
         """The storage position of the element at ``index`` (negative entries count from the end)."""

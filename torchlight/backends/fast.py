@@ -56,6 +56,7 @@ _helper = njit
 to_index = _helper(indexing.to_index)
 broadcast_index = _helper(indexing.broadcast_index)
 index_to_position = _helper(indexing.index_to_position)
+is_contiguous = _helper(indexing.is_contiguous)  # (True when elements lie in row-major order with no gaps)
 
 
 @_helper
@@ -65,17 +66,6 @@ def size_of(shape):
     for s in shape:
         n *= s
     return n
-
-
-@_helper
-def is_contiguous(shape, strides):
-    """True when the elements lie in row-major order with no gaps (as ``TensorData.is_contiguous``)."""
-    expected = 1
-    for i in range(len(shape) - 1, -1, -1):
-        if shape[i] != 1 and strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
 
 
 @_helper
@@ -328,6 +318,7 @@ def _raise_if_stubs(fn, kind: str) -> None:
         fast_parallel.raise_if_stub(indexing.to_index, 1, [2, 3], index)
         fast_parallel.raise_if_stub(indexing.broadcast_index, [1, 1], [2, 3], [3], [0])
         fast_parallel.raise_if_stub(indexing.index_to_position, [1, 1], [3, 1])
+        fast_parallel.raise_if_stub(indexing.is_contiguous, [2, 3], [3, 1])
         _not_stubs.add("indexing")
     args = _SAMPLE_ARGS[kind]
     if (fn, len(args)) not in _not_stubs:
