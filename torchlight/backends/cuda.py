@@ -20,7 +20,8 @@ The kernels compute what ``simple.py`` computes, with the same index arithmetic
   copies a tile of ``a`` and a tile of ``b`` into shared memory, each thread adds up its
   products from there, then the next pair of tiles comes in. Each value is read from global
   memory once per tile instead of once per product.
-- unfold and fold (module 4): one thread per element of out.
+- unfold and fold (module 4): the simple backend's row functions (stages 4.1 and 4.2) as device
+  functions; one thread per row of the columns for unfold, one per channel plane for fold.
 
 A tensor on this backend keeps its storage on the GPU (a numba device array) between operations:
 only ``to_numpy()``, ``item()``, printing and ``to("fast")`` copy values back to the host.
@@ -42,7 +43,7 @@ from numba import cuda
 
 from .. import indexing, scalar
 from ..tensor_data import TensorData, _valid_shape, prod, strides_from_shape
-from . import cuda_simulator, fast_parallel, memory  # noqa: F401  (memory registers itself: host tensors do not page-fault)
+from . import cuda_simulator, fast_conv, fast_parallel, memory, simple  # noqa: F401  (memory registers itself: host tensors do not page-fault)
 from .base import TensorBackend
 
 # Whether the kernels run in numba's simulator (NUMBA_ENABLE_CUDASIM=1) rather than on a GPU.
@@ -551,81 +552,69 @@ def _matmul_kernel() -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# Module 4: the sliding windows of a convolution (see simple.py), one thread per element of out.
-# unfold writes every element of out (0 in the padding); fold gathers, for each element of out,
-# the columns whose windows cover it, in simple's order (so the sums are the same to the bit).
+# Module 4: the sliding windows of a convolution. The window arithmetic is the simple backend's row
+# functions (stages 4.1 and 4.2, simple.py), compiled here as device functions: in the student
+# edition this backend runs the student's. unfold: one thread per row of the columns (a sample, a
+# channel and a place of the window), copying that place of every window. fold: one thread per
+# channel plane, adding the plane's rows in the simple backend's order (windows overlap, so two
+# threads must not add into one plane; the sums are then the same to the bit). out is given filled
+# with zeros, so the places in the padding need no writing.
 # ---------------------------------------------------------------------------------------------
+
+_unfold1d_row = cuda.jit(device=True)(simple.unfold1d_row)
+_fold1d_row = cuda.jit(device=True)(simple.fold1d_row)
+_unfold2d_row = cuda.jit(device=True)(simple.unfold2d_row)
+_fold2d_row = cuda.jit(device=True)(simple.fold2d_row)
 
 
 def _unfold1d(out, o0, o1, o2, x, x0, x1, x2, channels, width, length, kernel, stride, padding, size):
-    """out[n, c * kernel + k, s] = x[n, c, s * stride - padding + k] (0 in the padding)."""
+    """Thread e < size copies row e of the columns: place k of channel c's windows of sample n."""
     e = cuda.grid(1)
-    rows = channels * kernel
     while e < size:
-        row = e % rows  # (rows vary fastest: consecutive threads write consecutive places of out)
-        s = (e // rows) % length
-        n = e // (rows * length)
-        c, k = row // kernel, row % kernel
-        j = s * stride - padding + k
-        value = 0.0
-        if 0 <= j < width:
-            value = x[n * x0 + c * x1 + j * x2]
-        out[n * o0 + row * o1 + s * o2] = value
+        k = e % kernel  # (places vary fastest: consecutive threads read consecutive places of x)
+        c = (e // kernel) % channels
+        n = e // (kernel * channels)
+        row = out[n * o0 + (c * kernel + k) * o1 :]
+        _unfold1d_row(row, o2, x[n * x0 + c * x1 :], x2, width, length, k, stride, padding)
         e += cuda.gridsize(1)
 
 
 def _fold1d(out, o0, o1, o2, cols, c0, c1, c2, channels, width, length, kernel, stride, padding, size):
-    """out[n, c, j] = the sum of cols[n, c * kernel + k, s] over the windows s that cover j."""
+    """Thread e < size adds the rows of plane e (sample n, channel c) onto it, place by place."""
     e = cuda.grid(1)
     while e < size:
-        j = e % width
-        c = (e // width) % channels
-        n = e // (width * channels)
-        acc = out[n * o0 + c * o1 + j * o2]
+        c = e % channels
+        n = e // channels
+        plane = out[n * o0 + c * o1 :]
         for k in range(kernel):
-            t = j + padding - k  # = s * stride for the window s whose k-th place is j
-            if t >= 0 and t % stride == 0 and t // stride < length:
-                acc += cols[n * c0 + (c * kernel + k) * c1 + (t // stride) * c2]
-        out[n * o0 + c * o1 + j * o2] = acc
+            _fold1d_row(plane, o2, cols[n * c0 + (c * kernel + k) * c1 :], c2, width, length, k, stride, padding)
         e += cuda.gridsize(1)
 
 
 def _unfold2d(out, o0, o1, o2, x, x0, x1, x2, x3, channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size):
-    """out[n, (c * kh + i) * kw + j, r * out_w + s] = x[n, c, r * sh - ph + i, s * sw - pw + j] (0 in the padding)."""
+    """Thread e < size copies row e of the columns: place (i, j) of channel c's windows of sample n."""
     e = cuda.grid(1)
-    rows = channels * kh * kw
     while e < size:
-        row = e % rows
-        col = (e // rows) % (out_h * out_w)
-        n = e // (rows * out_h * out_w)
-        c, i, j = row // (kh * kw), (row // kw) % kh, row % kw
-        y = (col // out_w) * sh - ph + i
-        z = (col % out_w) * sw - pw + j
-        value = 0.0
-        if 0 <= y < height and 0 <= z < width:
-            value = x[n * x0 + c * x1 + y * x2 + z * x3]
-        out[n * o0 + row * o1 + col * o2] = value
+        j = e % kw
+        i = (e // kw) % kh
+        c = (e // (kw * kh)) % channels
+        n = e // (kw * kh * channels)
+        row = out[n * o0 + ((c * kh + i) * kw + j) * o1 :]
+        _unfold2d_row(row, o2, x[n * x0 + c * x1 :], x2, x3, height, width, out_h, out_w, i, j, sh, sw, ph, pw)
         e += cuda.gridsize(1)
 
 
 def _fold2d(out, o0, o1, o2, o3, cols, c0, c1, c2, channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size):
-    """out[n, c, y, z] = the sum of cols[n, (c * kh + i) * kw + j, r * out_w + s] over the windows
-    (r, s) whose place (i, j) is (y, z)."""
+    """Thread e < size adds the rows of plane e (sample n, channel c) onto it, place by place."""
     e = cuda.grid(1)
     while e < size:
-        z = e % width
-        y = (e // width) % height
-        c = (e // (width * height)) % channels
-        n = e // (width * height * channels)
-        acc = out[n * o0 + c * o1 + y * o2 + z * o3]
+        c = e % channels
+        n = e // channels
+        plane = out[n * o0 + c * o1 :]
         for i in range(kh):
-            u = y + ph - i  # = r * sh
-            if u >= 0 and u % sh == 0 and u // sh < out_h:
-                for j in range(kw):
-                    v = z + pw - j  # = s * sw
-                    if v >= 0 and v % sw == 0 and v // sw < out_w:
-                        acc += cols[n * c0 + ((c * kh + i) * kw + j) * c1 + ((u // sh) * out_w + v // sw) * c2]
-        out[n * o0 + c * o1 + y * o2 + z * o3] = acc
+            for j in range(kw):
+                row = cols[n * c0 + ((c * kh + i) * kw + j) * c1 :]
+                _fold2d_row(plane, o2, o3, row, c2, height, width, out_h, out_w, i, j, sh, sw, ph, pw)
         e += cuda.gridsize(1)
 
 
@@ -635,12 +624,20 @@ _unfold2d_kernel = cuda.jit(_unfold2d)
 _fold2d_kernel = cuda.jit(_fold2d)
 
 
+def _conv_stub_check(kind: str, spatial: int) -> None:
+    """On a GPU, a student edition's stub of the row function raises its message here (compiled, it
+    would only stop each thread); the simulator runs the stub, which raises by itself."""
+    if not SIMULATOR:
+        fast_conv.raise_if_stub(kind, spatial)
+
+
 def unfold1d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kernel, stride, padding):
     """The windows of x (N, C, W) as the columns of out (N, C * kernel, L)."""
     batch, channels, width = _ints(x_shape)
     length = int(out_shape[2])
-    size = batch * channels * kernel * length
-    if size:
+    size = batch * channels * kernel  # rows of the columns
+    if size and length:
+        _conv_stub_check("unfold", 1)
         sizes = (channels, width, length, kernel, stride, padding, size)
         args = (out, *_ints(out_strides), x, *_ints(x_strides), *sizes)
         _run(_unfold1d_kernel, *_elementwise(size), *args)
@@ -650,8 +647,9 @@ def fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, k
     """Each column of cols (N, C * kernel, L) added onto its window of out (N, C, W)."""
     batch, channels, width = _ints(out_shape)
     length = int(cols_shape[2])
-    size = batch * channels * width
-    if size:
+    size = batch * channels  # channel planes
+    if size and width and length:
+        _conv_stub_check("fold", 1)
         sizes = (channels, width, length, kernel, stride, padding, size)
         args = (out, *_ints(out_strides), cols, *_ints(cols_strides), *sizes)
         _run(_fold1d_kernel, *_elementwise(size), *args)
@@ -661,8 +659,9 @@ def unfold2d_kernel(out, out_shape, out_strides, x, x_shape, x_strides, kh, kw, 
     """The kh x kw windows of x (N, C, H, W) as the columns of out (N, C * kh * kw, L)."""
     batch, channels, height, width = _ints(x_shape)
     out_h, out_w = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
-    size = batch * channels * kh * kw * out_h * out_w
-    if size:
+    size = batch * channels * kh * kw  # rows of the columns
+    if size and out_h * out_w:
+        _conv_stub_check("unfold", 2)
         sizes = (channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size)
         args = (out, *_ints(out_strides), x, *_ints(x_strides), *sizes)
         _run(_unfold2d_kernel, *_elementwise(size), *args)
@@ -672,8 +671,9 @@ def fold2d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, k
     """Each column of cols (N, C * kh * kw, L) added onto its window of out (N, C, H, W)."""
     batch, channels, height, width = _ints(out_shape)
     out_h, out_w = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
-    size = batch * channels * height * width
-    if size:
+    size = batch * channels  # channel planes
+    if size and height * width and out_h * out_w:
+        _conv_stub_check("fold", 2)
         sizes = (channels, height, width, out_h, out_w, kh, kw, sh, sw, ph, pw, size)
         args = (out, *_ints(out_strides), cols, *_ints(cols_strides), *sizes)
         _run(_fold2d_kernel, *_elementwise(size), *args)
