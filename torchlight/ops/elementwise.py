@@ -199,12 +199,13 @@ class Pow(_Binary):
 
     @staticmethod
     def partial_a(ctx: Context, v: Tensor) -> Tensor:
-        # HINT: a ** 0 is 1 for every a, 0 included, so its derivative is 0 there (PyTorch's answer):
-        # HINT: b * a ** (b - 1) would be 0 * inf = nan at a = 0, b = 0
+        # HINT: a ** 0 is 1 for every a, 0 included, so its derivative is 0 at a = 0 too (PyTorch's
+        # HINT: answer), where b * a ** (b - 1) would be 0 * 0 ** -1 = 0 * inf = nan
         # BEGIN SOLUTION 2.4
         a, b, out = ctx.saved_tensors
-        # (b != 0) is 1 or 0: where b is 0 the exponent stays 0, and b * a ** 0 = 0 for every a
-        return v * b * a ** (b - (b != 0.0))
+        # Where a = b = 0 the exponent is raised to 0, so b * a ** 0 = 0 there; comparisons carry
+        # no gradient, so every other derivative (the second ones too) is b * a ** (b - 1)'s.
+        return v * b * a ** (b - 1.0 + (a == 0.0) * (b == 0.0))
         # END SOLUTION 2.4
 
     @staticmethod
