@@ -62,7 +62,7 @@ def test_the_check_is_done_once_per_function(monkeypatch):
         fast.reduce_kernel(fast.scalar.add)
     functions = [(f, args) for f, args in checked if f in (fast.scalar.neg, fast.scalar.add)]
     assert functions == [(fast.scalar.neg, (0.5,)), (fast.scalar.add, (0.5, 0.25))]
-    assert len(checked) == 2 + 3  # and the three index helpers, once
+    assert len(checked) == 2 + 4  # and the four index helpers, once
 
 
 def test_other_exceptions_are_left_to_the_compiler():
