@@ -45,6 +45,9 @@ EXCLUDED = (
     "docs/hooks/",
     "docs/assets/",
     "tests/site/",
+    # the reference's own CI steps (the edition's .ci/run grades instead)
+    ".ci/numba-cuda-simulator",
+    ".ci/installed-wheel",
 )
 
 # Written from the templates in edition_files/ rather than copied from the course.
