@@ -184,9 +184,11 @@ class Tensor(Variable):
         return self.history is None or self.history.last_fn is None
 
     @property
-    def grad_fn(self) -> Optional[type]:
-        """The Function class that made this tensor (None for a leaf or constant)."""
-        return None if self.history is None else self.history.last_fn
+    def grad_fn(self) -> Optional[History]:
+        """The graph node that made this tensor: its ``History`` (``grad_fn.last_fn`` is the
+        Function); None for a leaf or a constant."""
+        h = self.history
+        return None if h is None or h.last_fn is None else h
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""
@@ -281,10 +283,10 @@ class Tensor(Variable):
     def _alias(self) -> "Tensor":
         return self._new(self._data)
 
-    def backward(self, grad: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
-        """Accumulate into ``.grad`` of every leaf the gradient of this tensor (times ``grad``).
+    def backward(self, gradient: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+        """Accumulate into ``.grad`` of every leaf the gradient of this tensor (times ``gradient``).
 
-        ``grad`` may be left out for a one-element tensor. The graph's saved tensors are freed
+        ``gradient`` may be left out for a one-element tensor. The graph's saved tensors are freed
         afterwards unless ``retain_graph=True`` (default: ``create_graph``); ``create_graph=True``
         records the backward pass itself, for higher-order gradients.
         """
@@ -293,15 +295,12 @@ class Tensor(Variable):
                 "element 0 of tensors does not require grad and does not have a grad_fn "
                 "(make the inputs with requires_grad=True, and do not compute under no_grad())"
             )
-        if grad is None:
-            grad = self._default_grad()
-        else:
-            grad = self._lift(grad)
-            if grad.shape != self.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] has a "
-                    f"shape of {self.shape}."
-                )
+        grad = self._default_grad() if gradient is None else self._lift(gradient)
+        if grad.shape != self.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] has a "
+                f"shape of {self.shape}."
+            )
         if retain_graph is None:
             retain_graph = create_graph
         backpropagate(self, grad, BackwardPass.make(self, retain_graph, create_graph))
@@ -392,6 +391,7 @@ class Tensor(Variable):
             return NotImplemented
         return _as_bool(1.0 - EQ.apply(self, self._lift(b)))
 
+    @extension_point  # module 4 adds indexing by lists and tensors (tensor_pytorch.py)
     def __getitem__(self, key: Any) -> "Tensor":
         return self._keep(Index.apply(self, key))
 

@@ -1,6 +1,6 @@
 """torchlight.autograd: the autodiff engine shared by Scalar and Tensor (reverse and forward mode)."""
 
-from . import forward_ad, functional, inplace_tracking  # noqa: F401  (module 5: they register themselves)
+from . import forward_ad, functional, graph_nodes, inplace_tracking  # noqa: F401  (module 5: they register themselves)
 from .engine import grad
 from .function import Context, Function, History
 from .function_api import InplaceFunction, NestedIOFunction
