@@ -75,3 +75,52 @@ def test_a_value_used_twice_is_one_node():
         assert len(labels(fig)) == 5  # a, Mul, a * a, Add, the sum
     finally:
         plt.close(fig)
+
+
+def _boxes(fig):
+    """The window extent of every node's box, after drawing the figure."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [t.get_bbox_patch().get_window_extent(renderer) for t in fig.axes[0].texts if t.get_text()]
+
+
+def _a_wide_graph(leaves=8):
+    """A graph of about 50 nodes, many in a column: products of neighbours, summed pairwise, then all."""
+    xs = [Scalar(0.1 * (i + 1), name=f"x{i}") for i in range(leaves)]
+    products = [xs[i] * xs[i + 1] for i in range(leaves - 1)]
+    sums = [(products[i] + products[i + 1]).tanh() for i in range(len(products) - 1)]
+    total = sums[0]
+    for s in sums[1:]:
+        total = total + s
+    total.backward()
+    return total
+
+
+def test_fifty_nodes_do_not_overprint():
+    fig = draw_graph(_a_wide_graph(), title="a graph of 50 nodes")
+    try:
+        boxes = _boxes(fig)
+        assert len(boxes) >= 50, len(boxes)
+        overlapping = [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+        assert not overlapping, f"{len(overlapping)} pairs of node labels overlap"
+        # every box lies inside the figure (the figure grew with the graph rather than cropping it)
+        inside = fig.bbox
+        assert all(inside.x0 <= b.x0 and b.x1 <= inside.x1 and inside.y0 <= b.y0 and b.y1 <= inside.y1 for b in boxes)
+    finally:
+        plt.close(fig)
+
+
+def test_the_module_2_network_graph_is_legible():
+    # module 2's notebook: 2 inputs -> 10 ReLUs -> 1 output, binary cross-entropy (23 nodes or more)
+    torchlight.manual_seed(0)
+    x = torchlight.rand(4, 2)
+    w1, w2 = torchlight.rand(2, 10, requires_grad=True), torchlight.rand(10, 1, requires_grad=True)
+    out = ((x @ w1).relu() @ w2).sigmoid()
+    loss = -(out.log() * 0.5 + (1.0 - out).log() * 0.5).mean()
+    fig = draw_graph(loss)
+    try:
+        boxes = _boxes(fig)
+        assert len(boxes) >= 15
+        assert not [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+    finally:
+        plt.close(fig)

@@ -20,6 +20,11 @@ from .autograd.graph import topological_sort
 from .autograd.variable import Variable
 
 LEAF, RESULT, CONSTANT, FUNCTION = "#dbe9f7", "#fbe8cc", "#eeeeee", "#dff0d8"
+FONT_SIZE = 9  # points, of every box's text
+COLUMN_GAP = 0.55  # inches between the widest boxes of two columns: room for an arrow
+ROW_GAP = 0.3  # inches between the tallest boxes of two rows
+MARGIN = 0.15  # inches around the drawing
+TITLE_HEIGHT = 0.45  # inches above it for a title
 
 
 def draw_graph(
@@ -32,42 +37,62 @@ def draw_graph(
 
     ``ax``: the Axes to draw on (default: a new figure sized to the graph).
     ``label``: a function from a value to its box's text (default: ``value_label``).
+
+    Without ``ax`` the figure grows with the graph: each column is as wide as its widest box and
+    each row as tall as the tallest box, measured at the font size the boxes are drawn in, so no two
+    boxes overlap however many nodes there are (a 50-node graph is about 25 inches wide). On a
+    given ``ax`` the same layout is scaled to fit it.
     """
     import matplotlib.pyplot as plt  # here, so that importing torchlight does not load pyplot
 
     nodes, edges = _graph(variable)
     where = _layout(nodes, edges)
-    columns = 1 + max(col for col, _ in where.values())
-    rows = 1 + 2 * max(abs(row) for _, row in where.values())
-    if ax is None:
-        _, ax = plt.subplots(figsize=(min(2.0 + 1.7 * columns, 18.0), min(1.0 + 1.1 * rows, 12.0)))
     label = label or value_label
+    own_figure = ax is None
+    if ax is None:
+        _, ax = plt.subplots()
+    fig = ax.figure
 
     boxes = {}
     for key, (kind, obj) in nodes.items():
-        x, y = where[key]
         if kind == "fn":
             text, style, colour = obj.__name__, "round4,pad=0.35", FUNCTION
         else:
             text, style = label(obj), "round,pad=0.35"
             colour = CONSTANT if kind == "const" else LEAF if obj.history.last_fn is None else RESULT
         boxes[key] = ax.text(
-            1.8 * x,
-            -y,
+            0.0,
+            0.0,
             text,
             ha="center",
             va="center",
-            fontsize=9,
+            fontsize=FONT_SIZE,
             bbox=dict(boxstyle=style, fc=colour, ec="grey"),
         )
+    # Every box's size in inches, from its text as the renderer lays it out (the pad of 0.35 font
+    # sizes on each side included), so that the layout below leaves room for the real boxes.
+    renderer = fig.canvas.get_renderer()
+    pad = 2 * 0.35 * FONT_SIZE / 72.0
+    size = {}
+    for key, box in boxes.items():
+        extent = box.get_window_extent(renderer)
+        size[key] = (extent.width / fig.dpi + pad, extent.height / fig.dpi + pad)
+    columns = 1 + max(col for col, _ in where.values())
+    width = [max((size[k][0] for k, (c, _) in where.items() if c == col), default=0.0) for col in range(columns)]
+    pitch = max(h for _, h in size.values()) + ROW_GAP  # one row, in inches
+    left = np.concatenate([[0.0], np.cumsum(np.array(width) + COLUMN_GAP)])
+    centre = {key: (left[col] + width[col] / 2, -row * pitch) for key, (col, row) in where.items()}
+    for key, box in boxes.items():
+        box.set_position(centre[key])
+
     for a, b in edges:
-        (xa, ya), (xb, yb) = where[a], where[b]
+        (xa, ya), (xb, yb) = centre[a], centre[b]
         # An arrow that skips columns bends, so that it does not run through the boxes between.
-        bend = 0.0 if xb - xa <= 1 else 0.25 if ya >= yb else -0.25
+        bend = 0.0 if where[b][0] - where[a][0] <= 1 else 0.25 if where[a][1] >= where[b][1] else -0.25
         ax.annotate(
             "",
-            xy=(1.8 * xb, -yb),
-            xytext=(1.8 * xa, -ya),
+            xy=(xb, yb),
+            xytext=(xa, ya),
             arrowprops=dict(
                 arrowstyle="-|>",
                 color="dimgrey",
@@ -77,13 +102,24 @@ def draw_graph(
                 patchB=boxes[b].get_bbox_patch(),
             ),
         )
-    ys = [-y for _, y in where.values()]
-    ax.set_xlim(-1.0, 1.8 * (columns - 1) + 1.0)
-    ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
-    ax.axis("off")
+    ys = [y for _, y in centre.values()]
+    x0, x1 = -MARGIN, left[-1] - COLUMN_GAP + MARGIN
+    y0, y1 = min(ys) - pitch / 2 - MARGIN, max(ys) + pitch / 2 + MARGIN
     if title:
-        ax.set_title(title)
-    return ax.figure
+        heading = ax.set_title(title)
+        # A title wider than the graph widens the drawing (centred), so that it is not cut off.
+        spare = heading.get_window_extent(renderer).width / fig.dpi + 2 * MARGIN - (x1 - x0)
+        if spare > 0:
+            x0, x1 = x0 - spare / 2, x1 + spare / 2
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.axis("off")
+    if own_figure:
+        # Data units are inches: the axes fill the figure, with room above for the title.
+        top = TITLE_HEIGHT if title else 0.0
+        fig.set_size_inches(x1 - x0, y1 - y0 + top)
+        fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=(y1 - y0) / (y1 - y0 + top))
+    return fig
 
 
 def _graph(variable: Variable) -> Tuple[Dict[int, Tuple[str, Any]], List[Tuple[int, int]]]:
