@@ -86,5 +86,6 @@ def test_notebook_runs(path, kernel_name, monkeypatch):
             for i, cell in enumerate(nb.cells)
             if any(out.get("output_type") == "error" for out in cell.get("outputs", ()))
         ]
-        where = f"cell {failing[0]}" if failing else "a cell"
+        # Counted from 1, markdown cells included, as `course stages` and verify count them.
+        where = f"cell {failing[0] + 1}" if failing else "a cell"
         pytest.fail(f"{path.name}: {where} failed:\n{_ANSI.sub('', str(error))}", pytrace=False)

@@ -14,6 +14,12 @@ For every stage t that has regions, in course order:
    stubs, which costs minutes where the fast backend tries to compile a stub (see
    docs/instructors.md).
 
+4. in an edition solved through t (the edition of step 2), the notebook that teaches t runs from
+   its first cell through t's grading cell (to its end for its last stage) without an error, as
+   Run All would run it for a student who has done every stage up to t: a cell that reaches a
+   later stage's stub, or fails any other way, is named with the stage it needs
+   (``notebook_stages.py``).
+
 Step 2 grades stage t alone, not every stage up to t: each earlier stage s passed in its own
 step 2 while t was still a stub, so its tests do not reach t's code, and putting t's solution
 back cannot change them. ``cumulative=True`` grades every stage up to t all the same.
@@ -24,6 +30,11 @@ stages concerned (one pytest run, ``grading.grade_stages``). A step that checks 
 the next one's "t' fails" need the same edition when no stage with regions lies between them, so
 they share a subprocess. The edition has its own numba and kernel caches (``NUMBA_CACHE_DIR``,
 ``TORCHLIGHT_CACHE_DIR``) and writes no bytecode, so nothing mixes with the checkout's.
+
+The notebook runs of step 4 go alongside the grading, in a second copy of the edition that a
+thread patches stage by stage: one fresh interpreter per stage, on the other core. A grading cell
+shows the result that step 2 found in the same edition state (the grading subprocess pickles it)
+instead of grading again; the notebook's other cells are what costs time.
 """
 
 import json
@@ -32,20 +43,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .edition import write_edition
+from .notebook_stages import NotebookRun, NotebookStage, notebook_plan, run_cells
 from .source import Course
+from .tasks import notebook_headings, section_of_cell
 
 __all__ = ["verify"]
 
 # Run inside the edition by a fresh interpreter: grade some stages and dump every row as JSON.
 _PROBE = r"""
-import json, os, sys, traceback
+import json, os, pickle, sys, traceback
 stages, out, edition = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+save, keep = sys.argv[4], json.loads(sys.argv[5])  # the results that the notebook runs replay
 try:
     import torchlight
     from torchlight import grading
@@ -55,10 +70,17 @@ try:
 except BaseException:
     result = {"import_error": traceback.format_exc(limit=-4)}
 else:
+    graded = grading.grade_stages(stages)
     result = {"stages": {
         r.stage.name: {"passed": r.passed, "problem": r.problem,
                        "rows": [[row.test, row.outcome, row.message, row.task] for row in r.rows]}
-        for r in grading.grade_stages(stages)}}
+        for r in graded}}
+    for r in graded:
+        if r.stage.name in keep:
+            path = os.path.join(save, r.stage.name + ".pickle")
+            with open(path + ".part", "wb") as f:
+                pickle.dump(r, f)
+            os.replace(path + ".part", path)  # whole or not at all: a notebook run may be waiting
 with open(out, "w") as f:
     json.dump(result, f)
 """
@@ -73,6 +95,7 @@ class _Check:
     regions: int
     without: str = "not run"  # step 1, in words
     with_: str = "not run"  # step 2, in words
+    notebook: str = "not run"  # step 4, in words
     problems: List[str] = field(default_factory=list)
 
 
@@ -112,10 +135,13 @@ def verify(
     cumulative: bool = False,
     whole_course: bool = False,
     keep: bool = False,
+    notebooks: bool = True,
     timeout: float = 1200.0,
     say: Callable[[str], None] = print,
 ) -> int:
-    """Run the checks above for ``stages`` (default: every stage with regions); 0 when all hold."""
+    """Run the checks above for ``stages`` (default: every stage with regions); 0 when all hold.
+
+    ``notebooks=False`` leaves out step 4 (the notebook runs)."""
     start = time.perf_counter()
     staged = course.staged()
     todo = list(staged) if not stages else list(stages)
@@ -146,6 +172,7 @@ def verify(
                 probes[-1].pass_.extend((t, s) for s in (todo[: k + 1] if cumulative else [t]))
 
     work = Path(tempfile.mkdtemp(prefix="torchlight-verify-"))
+    chain: Optional[_NotebookChain] = None
     try:
         say(f"writing the student edition in {work / 'edition'}")
         write_edition(course, work / "edition", None, git=False)
@@ -161,12 +188,20 @@ def verify(
             # red without its code and green with it; the breadth of 25 cases is the suite's job.
             TORCHLIGHT_EXAMPLES=os.environ.get("TORCHLIGHT_EXAMPLES", "5"),
         )
+        if notebooks:
+            chain = _NotebookChain(course, work, env, todo, lambda t: solved_before(t, True), timeout, say)
+            chain.start()
+        graded_dir = work / "graded"
+        graded_dir.mkdir()
         for probe in probes:
             edition.solve(probe.solved)
             asked = list(dict.fromkeys(probe.fail + [s for _, s in probe.pass_]))
             label = f"solved through {_last(probe.solved, order) or 'nothing'}"
             began = time.perf_counter()
-            found = _run_probe(edition.path, work, asked, env, timeout)
+            own = [s for t, s in probe.pass_ if t == s]  # each stage's result with its code, for the notebooks
+            found = _run_probe(edition.path, work, asked, env, timeout, graded_dir, own)
+            if chain is not None:
+                chain.graded(own)
             say(f"  {label:28} graded {', '.join(asked)} in {time.perf_counter() - began:.1f} s")
             for t in probe.fail:
                 _judge_without(checks[t], found)
@@ -180,18 +215,32 @@ def verify(
             f"  {'full student edition':28} graded {', '.join(graded) or '--all'}"
             f" in {time.perf_counter() - began:.1f} s"
         )
+        if chain is not None:
+            began = time.perf_counter()
+            chain.join()
+            say(
+                f"  {'notebooks':28} {len(chain.runs)} run(s): {chain.seconds:.0f} s ({chain.cpu:.0f} s of CPU)"
+                f" beside the grading; verify waited {time.perf_counter() - began:.1f} s for them at the end"
+            )
+            _judge_notebooks(course, chain, checks)
     finally:
+        if chain is not None:
+            chain.halt()
         if keep:
             say(f"kept the edition and its caches in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
     say("")
-    say(f"{'':3} {'stage':5} {'title':28} {'regions':>7}  {'without its code':42}  with its code")
+    say(
+        f"{'':3} {'stage':5} {'title':28} {'regions':>7}  {'without its code':42}  {'with its code':20}"
+        + ("  its notebook, solved through it" if notebooks else "")
+    )
     for t in todo:
         c = checks[t]
         mark = "ok" if not c.problems else "BAD"
-        say(f"{mark:3} {c.stage:5} {c.title[:28]:28} {c.regions:>7}  {c.without:42}  {c.with_}")
+        line = f"{mark:3} {c.stage:5} {c.title[:28]:28} {c.regions:>7}  {c.without:42}  {c.with_:20}"
+        say((line + "  " + c.notebook) if notebooks else line.rstrip())
     say("")
     say("full student edition:")
     say("\n".join("    " + line for line in table.splitlines()))
@@ -223,10 +272,12 @@ def _carry_native(root: Path, edition: Path) -> str:
     return f"native ({built[0].name})"
 
 
-def _run_probe(edition: Path, work: Path, stages: List[str], env: dict, timeout: float) -> dict:
+def _run_probe(
+    edition: Path, work: Path, stages: List[str], env: dict, timeout: float, save: Path, keep: List[str]
+) -> dict:
     out = work / "probe.json"
     out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-c", _PROBE, json.dumps(stages), str(out), str(edition)]
+    cmd = [sys.executable, "-c", _PROBE, json.dumps(stages), str(out), str(edition), str(save), json.dumps(keep)]
     try:
         run = subprocess.run(cmd, cwd=edition, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -318,3 +369,126 @@ def _full_edition(
                 + (summary or "nothing")
             )
     return ok, results["output"]
+
+
+class _NotebookChain(threading.Thread):
+    """Step 4, beside the grading: for each stage t, in course order, a second copy of the edition
+    is solved through t and t's notebook is run through t's grading cell in a fresh interpreter.
+
+    The grading cells replay what step 2 found (the pickles in ``work/graded``): the run for t
+    waits at a grading cell until the main thread's probe has graded that stage, or grades it
+    itself when no result comes (``graded`` leaves a ``.none`` file for a stage without one).
+    """
+
+    def __init__(
+        self,
+        course: Course,
+        work: Path,
+        env: dict,
+        todo: List[str],
+        solved: Callable[[str], FrozenSet[str]],
+        timeout: float,
+        say: Callable[[str], None],
+    ):
+        super().__init__(name="torchlight-verify-notebooks", daemon=True)
+        self.course, self.todo, self.solved, self.timeout, self.say = course, todo, solved, timeout, say
+        self.plan = notebook_plan(course.root, todo)
+        self.graded_dir = work / "graded"
+        self.work = work / "notebook-runs"
+        # A copy of the edition before any step patched it (the native apply carried in too).
+        shutil.copytree(work / "edition", work / "notebook-edition", symlinks=True)
+        self.edition = _Edition(course, work / "notebook-edition")
+        # The kernel caches are shared with the grading: a generated kernel's file is named by a
+        # hash of the code it compiles (not by the edition's folder), and every cache file is
+        # written whole and renamed, so the two sides reuse each other's kernels safely.
+        self.env = dict(env, PYTHONPATH=str(self.edition.path))
+        self.runs: Dict[str, NotebookRun] = {}
+        self.seconds = 0.0  # running cells, not waiting for grading results
+        self.cpu = 0.0
+        self.failure = ""  # what stopped the thread, if anything did
+        self._halt = threading.Event()
+
+    def graded(self, stages: Sequence[str]) -> None:
+        """The main thread graded ``stages``: where no result was saved, say so to a waiting run."""
+        for s in stages:
+            path = self.graded_dir / f"{s}.pickle"
+            if not path.exists():
+                Path(f"{path}.none").touch()
+
+    def halt(self) -> None:
+        """Stop after the current run (which finds every result given up on), and wait for it."""
+        self._halt.set()
+        self.graded_dir.mkdir(exist_ok=True)
+        self.graded(self.todo)
+        self.join()
+
+    def run(self) -> None:
+        order = list(self.course.stages)
+        try:
+            for t in self.todo:
+                item = self.plan[t]
+                if self._halt.is_set() or not isinstance(item, NotebookStage):
+                    continue
+                self.edition.solve(self.solved(t))
+                replay = {s: self.graded_dir / f"{s}.pickle" for s in self.todo if order.index(s) <= order.index(t)}
+                run = run_cells(
+                    self.edition.path,
+                    item.notebook,
+                    item.stop,
+                    env=self.env,
+                    work=self.work,
+                    replay=replay,
+                    wait=self.timeout,
+                    timeout=2 * self.timeout,
+                )
+                self.runs[t] = run
+                self.seconds += run.seconds - run.waited
+                self.cpu += run.cpu
+                state = "ok" if run.ok else f"FAILS at cell {run.cell + 1}" if run.cell is not None else "FAILS"
+                waited = f" (and {run.waited:.1f} s waiting for grading)" if run.waited >= 0.05 else ""
+                self.say(
+                    f"  {'solved through ' + t:28} ran {item.notebook.split('/')[-1]} cells 1-{item.stop}:"
+                    f" {state} in {run.seconds - run.waited:.1f} s{waited}"
+                )
+        except Exception as exc:  # reported as every remaining stage's problem, not lost in a thread
+            self.failure = f"{type(exc).__name__}: {exc}"
+
+
+def _judge_notebooks(course: Course, chain: _NotebookChain, checks: Dict[str, _Check]) -> None:
+    order = list(course.stages)
+    headings: Dict[str, list] = {}
+    for t, check in checks.items():
+        item, run = chain.plan[t], chain.runs.get(t)
+        if isinstance(item, str):  # nothing to run (tests/test_notebook_stages.py asks for a section)
+            check.notebook = "no notebook section"
+            continue
+        if run is None:
+            check.notebook = "not run"
+            check.problems.append(f"{item.notebook} was not run for it: {chain.failure or 'the runs stopped'}")
+            continue
+        if run.ok:
+            check.notebook = f"cells 1-{item.stop} run ({run.seconds - run.waited:.0f} s)"
+            if item.grading is None:
+                check.notebook += ", no grading cell"
+            continue
+        if run.cell is None:
+            check.notebook = "could not run"
+            check.problems.append(f"solved through {t}, {item.notebook} could not be run: {run.detail}")
+            continue
+        if item.notebook not in headings:
+            cells = json.loads((course.root / item.notebook).read_text(encoding="utf-8"))["cells"]
+            headings[item.notebook] = notebook_headings(cells)
+        section = section_of_cell(run.cell, headings[item.notebook])
+        where = f"{item.notebook}, cell {run.cell + 1}" + (f' (section "{section}")' if section else "")
+        if run.stub and order.index(run.stub) > order.index(t):
+            check.notebook = f"cell {run.cell + 1} needs {run.stub}"
+            check.problems.append(
+                f"solved through {t}, {where} reaches the stub of Task {run.stub}, a later stage: {run.error}"
+            )
+        elif run.cell == item.grading:
+            check.notebook = f"grading cell {run.cell + 1} fails"
+            check.problems.append(f"solved through {t}, {where}, its grading cell, fails: {run.error}")
+        else:
+            check.notebook = f"cell {run.cell + 1} fails"
+            detail = "\n".join("      " + line for line in run.detail.splitlines()[-4:])
+            check.problems.append(f"solved through {t}, {where} fails: {run.error}\n{detail}")
