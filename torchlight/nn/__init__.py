@@ -15,12 +15,14 @@ from .flatten import Flatten
 from .linear import Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 
 # Module 3's speed-up: on the compiled backends Linear runs the fused Function (Linear.fused).
 Linear.fused_function = staticmethod(_fused.Linear.apply)
 
 __all__ = [
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",

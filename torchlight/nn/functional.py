@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import random  # noqa: F401  (dropout's code, stage 4.4, uses it)
 from ..ops import fused
+from ..ops.adaptive_pooling import adaptive_avg_pool2d, adaptive_max_pool2d
 from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
 from ..ops.selection import where
@@ -32,6 +33,8 @@ from ..tensor import Tensor
 from ..tensor_data import normalize_dim
 
 __all__ = [
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
     "avg_pool2d",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
