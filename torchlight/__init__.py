@@ -6,6 +6,7 @@ PyTorch program runs after ``import torchlight as torch``: see docs/pytorch.md.
 """
 
 from . import (
+    accelerator,
     autograd,
     backends,
     cuda,
@@ -36,7 +37,7 @@ from .creation import (
     randperm,
     zeros_like,
 )
-from .devices import device
+from .devices import device, get_default_device, set_default_device
 from .draw import draw_graph
 from .dtypes import bool_ as bool
 from .dtypes import dtype, float32, float64, int64
@@ -131,6 +132,7 @@ __all__ = [
     "Scalar",
     "Tensor",
     "abs",
+    "accelerator",
     "add",
     "allclose",
     "arange",
@@ -160,6 +162,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "get_default_device",
     "inference_mode",
     "int64",
     "is_grad_enabled",
@@ -222,6 +225,7 @@ __all__ = [
     "rand",
     "scalar",
     "set_default_backend",
+    "set_default_device",
     "set_grad_enabled",
     "tensor",
     "zeros",

@@ -5,13 +5,14 @@ and which kernels compute with it: "simple" (pure Python) and "fast" (numba) on 
 on the GPU. A tensor's ``device`` follows its backend, and a device given to ``to()`` or to a
 creation function chooses a backend: "cuda" the cuda backend, "cpu" the default backend if it
 runs on the CPU, else "fast" (or "simple" without numba). Backend names are accepted too.
+``set_default_device`` chooses the default backend by device, as PyTorch's chooses the device.
 """
 
 from typing import Any, Optional, Union
 
 from . import backends
 
-__all__ = ["device", "of_backend", "backend_for"]
+__all__ = ["device", "of_backend", "backend_for", "set_default_device", "get_default_device"]
 
 _TYPES = ("cpu", "cuda")
 
@@ -93,3 +94,15 @@ def backend_for(
         return backends.get("fast")
     except backends.BackendUnavailable:
         return backends.get("simple")
+
+
+def set_default_device(where: Union[str, device, backends.TensorBackend, None]) -> None:
+    """Make new tensors (made without ``device=`` or ``backend=``) live on ``where``, a device or a
+    backend name, as PyTorch's ``set_default_device``; None means the CPU. This sets the default
+    backend: "cuda" for the GPU, and for "cpu" the default backend if it runs on the CPU already."""
+    backends.set_default_backend(backend_for("cpu" if where is None else where, backends.default()))
+
+
+def get_default_device() -> device:
+    """The device of new tensors: that of the default backend (cpu, or cuda:0 for "cuda")."""
+    return of_backend(backends.default())

@@ -2,7 +2,9 @@
 ``torchlight.sin(x)`` is ``x.sin()``, ``torchlight.cat([a, b], dim=1)`` joins two tensors, and
 ``torchlight.max(a, b)`` is the elementwise maximum, as in PyTorch. Each is a thin call into the
 Tensor method or ``torchlight.ops`` function that does the work; none adds an operation. Those of
-a later module (``softmax`` and ``log_softmax``, module 4's) import it when first called.
+a later module (``softmax`` and ``log_softmax``, module 4's) import it when first called, and so
+does ``out=``, which those that take it in PyTorch take here too: the result is written into the
+tensor ``out`` (module 4's ``write_out``, tensor_pytorch.py), which is returned.
 
 Also PyTorch's grad-mode helpers: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
 ``is_grad_enabled`` (from ``torchlight.autograd``) and ``inference_mode``.
@@ -54,13 +56,26 @@ def numel(input: Tensor) -> int:
 # -- elementwise ------------------------------------------------------------------------------
 
 
-def _unary(name: str) -> Callable[[Tensor], Tensor]:
-    def fn(input: Tensor) -> Tensor:
+def _out(result: Any, out: Any, fn: str, **checks: Any) -> Any:
+    """result, or with ``out=`` given, result written into out (which is returned)."""
+    if out is None:
+        return result
+    from .tensor_pytorch import write_out  # (module 4's: imported when first used)
+
+    return write_out(result, out, fn, **checks)
+
+
+def _unary(name: str, has_out: builtins.bool = True) -> Callable[..., Tensor]:
+    def fn(input: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
+        return _out(getattr(_input(input, name), name)(), out, name)
+
+    def no_out(input: Tensor) -> Tensor:
         return getattr(_input(input, name), name)()
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``input.{name}()``: {name} of every element."
-    return fn
+    f = fn if has_out else no_out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``input.{name}()``: {name} of every element."
+    return f
 
 
 sin = _unary("sin")
@@ -69,86 +84,87 @@ exp = _unary("exp")
 log = _unary("log")
 tanh = _unary("tanh")
 sigmoid = _unary("sigmoid")
-relu = _unary("relu")
+relu = _unary("relu", has_out=False)  # (PyTorch's relu takes no out=)
 abs = _unary("abs")
 sqrt = _unary("sqrt")
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """-input"""
-    return -_input(input, "neg")
+    return _out(-_input(input, "neg"), out, "neg")
 
 
-def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
+def add(input: Any, other: Any, *, alpha: float = 1, out: Optional[Tensor] = None) -> Tensor:
     """input + alpha * other (one of them a Tensor)."""
-    return input + (other * alpha if alpha != 1 else other)
+    return _out(input + (other * alpha if alpha != 1 else other), out, "add")
 
 
-def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
+def sub(input: Any, other: Any, *, alpha: float = 1, out: Optional[Tensor] = None) -> Tensor:
     """input - alpha * other (one of them a Tensor)."""
-    return input - (other * alpha if alpha != 1 else other)
+    return _out(input - (other * alpha if alpha != 1 else other), out, "sub")
 
 
-def mul(input: Any, other: Any) -> Tensor:
+def mul(input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
     """input * other (one of them a Tensor)."""
-    return input * other
+    return _out(input * other, out, "mul")
 
 
-def div(input: Any, other: Any) -> Tensor:
+def div(input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
     """input / other (one of them a Tensor)."""
-    return input / other
+    return _out(input / other, out, "div")
 
 
-def pow(input: Any, exponent: Any) -> Tensor:
+def pow(input: Any, exponent: Any, *, out: Optional[Tensor] = None) -> Tensor:
     """input ** exponent: a Tensor to a number or Tensor power, or a number to a Tensor power."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError(
             f"pow(): expected a Tensor as input or exponent, got {type(input).__name__} and {type(exponent).__name__}"
         )
-    return input**exponent
+    return _out(input**exponent, out, "pow")
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
     """input limited to [min, max] (either bound may be None; numbers or tensors)."""
-    return _input(input, "clamp").clamp(min, max)
+    return _out(_input(input, "clamp").clamp(min, max), out, "clamp")
 
 
 clip = clamp
 
 
-def maximum(input: Tensor, other: Tensor) -> Tensor:
+def maximum(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """The larger of input and other, elementwise (a tie gives each half the gradient)."""
-    return _input(input, "maximum").maximum(_input(other, "maximum", "other"))
+    return _out(_input(input, "maximum").maximum(_input(other, "maximum", "other")), out, "maximum")
 
 
-def minimum(input: Tensor, other: Tensor) -> Tensor:
+def minimum(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """The smaller of input and other, elementwise."""
-    return _input(input, "minimum").minimum(_input(other, "minimum", "other"))
+    return _out(_input(input, "minimum").minimum(_input(other, "minimum", "other")), out, "minimum")
 
 
-def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+def where(condition: Tensor, input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
     """input where condition is true (non-zero), else other; the three broadcast together."""
-    return selection.where(_input(condition, "where", "condition"), _tensor_of(input), _tensor_of(other))
+    result = selection.where(_input(condition, "where", "condition"), _tensor_of(input), _tensor_of(other))
+    return _out(result, out, "where")
 
 
 # -- matrix products ----------------------------------------------------------------------------
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """input @ other, with numpy's rules for vectors and batches."""
-    return _input(input, "matmul") @ _input(other, "matmul", "other")
+    return _out(_input(input, "matmul") @ _input(other, "matmul", "other"), out, "matmul")
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """The product of two matrices (2-D only: matmul broadcasts, mm does not)."""
     if _input(input, "mm").dims != 2:
         raise RuntimeError(f"self must be a matrix (got a tensor of shape {list(input.shape)})")
     if _input(mat2, "mm", "mat2").dims != 2:
         raise RuntimeError(f"mat2 must be a matrix (got a tensor of shape {list(mat2.shape)})")
-    return input @ mat2
+    return _out(input @ mat2, out, "mm")
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     """Batched matrix products: (b, n, k) @ (b, k, m) -> (b, n, m), with equal batch sizes."""
     if _input(input, "bmm").dims != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(input.shape)})")
@@ -159,45 +175,60 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: {[input.shape[0], input.shape[2]]} "
             f"but got: {list(mat2.shape[:2])}."
         )
-    return input @ mat2
+    return _out(input @ mat2, out, "bmm")
 
 
 # -- reductions ---------------------------------------------------------------------------------
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+def sum(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None) -> Tensor:
     """The sum over dim (an int, a tuple, or None for all)."""
-    return _input(input, "sum").sum(dim, keepdim)
+    return _out(_input(input, "sum").sum(dim, keepdim), out, "sum")
 
 
-def mean(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+def mean(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None) -> Tensor:
     """The mean over dim (an int, a tuple, or None for all)."""
-    return _input(input, "mean").mean(dim, keepdim)
+    return _out(_input(input, "mean").mean(dim, keepdim), out, "mean")
 
 
-def max(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+def max(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Any = None) -> Any:
     """The largest element; with an int dim, (values, indices) along it; with a Tensor in place of
-    dim, the elementwise maximum of the two (as PyTorch's ``torch.max(a, b)``)."""
+    dim, the elementwise maximum of the two (as PyTorch's ``torch.max(a, b)``). ``out`` is a
+    (values, indices) pair of tensors where a dim is given, else a tensor."""
     if isinstance(dim, Tensor):
-        return maximum(input, dim)
-    return _input(input, "max").max(dim, keepdim)
+        return maximum(input, dim, out=out)
+    return _out_pair(_input(input, "max").max(dim, keepdim), out, "max", dim)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+def min(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Any = None) -> Any:
     """The smallest element; with an int dim, (values, indices); with a Tensor, the elementwise minimum."""
     if isinstance(dim, Tensor):
-        return minimum(input, dim)
-    return _input(input, "min").min(dim, keepdim)
+        return minimum(input, dim, out=out)
+    return _out_pair(_input(input, "min").min(dim, keepdim), out, "min", dim)
 
 
-def argmax(input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Tensor:
+def _out_pair(result: Any, out: Any, fn: str, dim: Any) -> Any:
+    """max/min's result, with ``out``: a tensor for the largest element, (values, indices) along a dim."""
+    if out is None or dim is None:
+        return _out(result, out, fn)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{fn}(): argument 'out' must be a (values, indices) pair of tensors along a dim")
+    values = _out(result.values, out[0], fn)
+    return type(result)(values, _out(result.indices, out[1], fn, exact_dtype=True))
+
+
+def argmax(
+    input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None
+) -> Tensor:
     """The position of the largest element along dim (of the flattened input for None), as int64."""
-    return _input(input, "argmax").argmax(dim, keepdim)
+    return _out(_input(input, "argmax").argmax(dim, keepdim), out, "argmax", exact_dtype=True)
 
 
-def argmin(input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False) -> Tensor:
+def argmin(
+    input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None
+) -> Tensor:
     """The position of the smallest element along dim, as int64."""
-    return _input(input, "argmin").argmin(dim, keepdim)
+    return _out(_input(input, "argmin").argmin(dim, keepdim), out, "argmin", exact_dtype=True)
 
 
 def var(
@@ -207,9 +238,10 @@ def var(
     keepdim: builtins.bool = False,
     *,
     correction: Any = None,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     """The variance over dim (divided by n - 1 by default)."""
-    return _input(input, "var").var(dim, unbiased, keepdim, correction=correction)
+    return _out(_input(input, "var").var(dim, unbiased, keepdim, correction=correction), out, "var")
 
 
 def std(
@@ -219,23 +251,24 @@ def std(
     keepdim: builtins.bool = False,
     *,
     correction: Any = None,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     """The standard deviation over dim (from the variance divided by n - 1 by default)."""
-    return _input(input, "std").std(dim, unbiased, keepdim, correction=correction)
+    return _out(_input(input, "std").std(dim, unbiased, keepdim, correction=correction), out, "std")
 
 
-def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+def softmax(input: Tensor, dim: int, dtype: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
     """``torchlight.nn.functional.softmax(input, dim)``."""
     from .nn import functional as F  # (nn sits above this module: imported when first used)
 
-    return F.softmax(_as(_input(input, "softmax"), dtype), dim)
+    return _out(F.softmax(_as(_input(input, "softmax"), dtype), dim), out, "softmax")
 
 
-def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int, dtype: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
     """``torchlight.nn.functional.log_softmax(input, dim)``."""
     from .nn import functional as F
 
-    return F.log_softmax(_as(_input(input, "log_softmax"), dtype), dim)
+    return _out(F.log_softmax(_as(_input(input, "log_softmax"), dtype), dim), out, "log_softmax")
 
 
 def _as(x: Tensor, dtype: Any) -> Tensor:
@@ -293,19 +326,19 @@ def _joined(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
     return out
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
     """The tensors joined along dimension dim (their other sizes must agree)."""
     tensors = _list_of(tensors)
-    return _joined(joining.cat(tensors, dim), tensors)
+    return _out(_joined(joining.cat(tensors, dim), tensors), out, "cat")
 
 
 concat = concatenate = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
     """The tensors (all one shape) joined along a new dimension dim."""
     tensors = _list_of(tensors)
-    return _joined(joining.stack(tensors, dim), tensors)
+    return _out(_joined(joining.stack(tensors, dim), tensors), out, "stack")
 
 
 # -- comparing ----------------------------------------------------------------------------------
@@ -314,6 +347,9 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def _close(input: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: builtins.bool, fn: str) -> np.ndarray:
     a, b = _input(input, fn).to_numpy(), _input(other, fn, "other").to_numpy()
     shape_broadcast(a.shape, b.shape)  # shapes that do not broadcast: the error names both
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if not tolerance >= 0:  # (nan too)
+            raise RuntimeError(f"{fn}(): {name} must be greater than or equal to zero, but got {tolerance}")
     return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 

@@ -589,6 +589,8 @@ def _numbers_array(data: Any) -> np.ndarray:
     number (None, a string, a complex number, ...) is a TypeError naming it."""
     try:
         array = np.array(data)  # a copy, of an array too: the tensor never shares the caller's
+    except RuntimeError:  # a tensor in the lists requires grad: numpy's read of it refuses (as PyTorch's)
+        array = np.array(_detached(data))
     except ValueError as e:  # nested lists of different lengths
         raise ValueError(_explain_bad_data(data) or f"tensor(): {e}") from None
     kind = array.dtype.kind
@@ -601,6 +603,13 @@ def _numbers_array(data: Any) -> np.ndarray:
             raise TypeError(f"tensor(): expected an array of real numbers, got a numpy array of dtype {data.dtype}")
         raise TypeError(_explain_bad_data(data) or f"tensor(): expected real numbers, got values of type {array.dtype}")
     return array.astype(np.float64, copy=False)
+
+
+def _detached(data: Any) -> Any:
+    """data with every tensor in its (nested) lists detached: ``tensor([a, b])`` copies the values."""
+    if isinstance(data, Tensor):
+        return data.detach()
+    return [_detached(x) for x in data] if isinstance(data, (list, tuple)) else data
 
 
 def _explain_bad_data(data: Any, dim: int = 0) -> str:

@@ -2,7 +2,10 @@
 statistics, ``softmax`` (from ``nn.functional``, module 4), so that PyTorch programs run.
 
 They include Python's sequence protocol (``len(t)``, ``for row in t``), ``size()``, ``tolist()``,
-``new_zeros``/``new_ones``, ``gather`` and ``all``.
+``new_zeros``/``new_ones``, ``gather`` and ``all``, indexing by lists, ranges, tensors and masks
+(``ops/advanced_index.py``), ``np.asarray(t)`` (``__array__``), the method forms of the
+functions (``t.mul(u)``, ``t.matmul(u)``, ...), and ``write_out``, which writes a function's
+result into the tensor given as ``out=`` (``operations.py``).
 
 tensor.py (module 2) holds what the stages teach; the methods here add PyTorch's spellings and
 conveniences on top of it, each a line or two over the operations of ``ops/`` (``selection.py``,
@@ -15,20 +18,23 @@ from __future__ import annotations
 
 import builtins
 import copy
+import numbers
+import warnings
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
-from . import backends, devices, dtypes, scalar
+from . import backends, devices, dtypes, operations, scalar
+from .autograd.grad_mode import is_grad_enabled, no_grad
 from .extension import extends
-from .ops import joining, selection
+from .ops import advanced_index, joining, selection
 from .ops import statistics as S
 from .ops.elementwise import Cos, Neg, Sin
 from .ops.movement import Gather
-from .tensor import _BOOL, _FLOAT64, _INT64, Tensor, _as_bool, _as_int64, tensor
+from .tensor import _BOOL, _FLOAT64, _INT64, Tensor, _as_bool, _as_int64, _tensor_of, tensor
 from .tensor_data import ShapeArg, TensorData, _shape_arg, normalize_dim, prod
 
-__all__ = ["PyTorchNames"]
+__all__ = ["PyTorchNames", "write_out"]
 
 if TYPE_CHECKING:
     _Methods = Tensor  # (the type checker reads these methods as Tensor's own)
@@ -37,6 +43,7 @@ else:
 
 
 _to_backend = Tensor.to  # module 2's: a move to another backend
+_index_view = Tensor.__getitem__  # module 2's: integers, slices, None and ... (a view)
 
 
 @extends(Tensor)
@@ -68,6 +75,148 @@ class PyTorchNames(_Methods):
         if dim is None:
             return self._data.shape
         return self._data.shape[normalize_dim(dim, self._data.dims)]
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        """``self[key]``: a view for integers, slices, ``None`` and ``...`` (module 2); a copy of the
+        elements picked by lists, ranges or tensors of integers, or by bool masks (as PyTorch)."""
+        if advanced_index.is_advanced(key):
+            return self._keep(advanced_index.index(self, key))
+        return _index_view(self, key)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(t)``: the values as ``numpy()`` gives them (shared memory for float64)."""
+        array = self.numpy()
+        if dtype is not None:
+            array = array.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+    def mul(self, other: Any) -> "Tensor":
+        """``self * other``"""
+        return self * other
+
+    multiply = mul
+
+    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self + alpha * other``"""
+        return operations.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self - alpha * other``"""
+        return operations.sub(self, other, alpha=alpha)
+
+    subtract = sub
+
+    def div(self, other: Any) -> "Tensor":
+        """``self / other``"""
+        return self / other
+
+    divide = true_divide = div
+
+    def matmul(self, other: "Tensor") -> "Tensor":
+        """``self @ other``"""
+        return operations.matmul(self, other)
+
+    def mm(self, mat2: "Tensor") -> "Tensor":
+        """The product of two matrices (2-D only), as ``torchlight.mm``."""
+        return operations.mm(self, mat2)
+
+    def bmm(self, mat2: "Tensor") -> "Tensor":
+        """Batched matrix products, as ``torchlight.bmm``."""
+        return operations.bmm(self, mat2)
+
+    def dot(self, other: "Tensor") -> "Tensor":
+        """The dot product of two 1-D tensors of the same size."""
+        other = _tensor_of(other)
+        if not isinstance(other, Tensor):
+            raise TypeError(f"dot(): argument 'tensor' must be Tensor, not {type(other).__name__}")
+        if self.dims != 1 or other.dims != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.dims}D and {other.dims}D tensors")
+        if self.shape != other.shape:
+            n, m = self.numel(), other.numel()
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
+                f"elements, but got {n} and {m} elements respectively"
+            )
+        return (self * other).sum()
+
+    def square(self) -> "Tensor":
+        """self * self, elementwise."""
+        return self * self
+
+    # The comparisons by name, as PyTorch's methods: bool tensors.
+    def eq(self, other: Any) -> "Tensor":
+        """``self == other``, elementwise."""
+        return _compared(self.__eq__(other), other, "eq")
+
+    def ne(self, other: Any) -> "Tensor":
+        """``self != other``, elementwise."""
+        return _compared(self.__ne__(other), other, "ne")
+
+    def lt(self, other: Any) -> "Tensor":
+        """``self < other``, elementwise."""
+        return self < other
+
+    def le(self, other: Any) -> "Tensor":
+        """``self <= other``, elementwise."""
+        return self <= other
+
+    def gt(self, other: Any) -> "Tensor":
+        """``self > other``, elementwise."""
+        return self > other
+
+    def ge(self, other: Any) -> "Tensor":
+        """``self >= other``, elementwise."""
+        return self >= other
+
+    def equal(self, other: "Tensor") -> builtins.bool:
+        """True when other has self's shape and the same values."""
+        other = _tensor_of(other)
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return self.shape == other.shape and builtins.bool(np.array_equal(self.to_numpy(), other.to_numpy()))
+
+    def allclose(
+        self, other: "Tensor", rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: builtins.bool = False
+    ) -> builtins.bool:
+        """``torchlight.allclose(self, other, ...)``"""
+        return operations.allclose(self, other, rtol, atol, equal_nan)
+
+    def isclose(
+        self, other: "Tensor", rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: builtins.bool = False
+    ) -> "Tensor":
+        """``torchlight.isclose(self, other, ...)``"""
+        return operations.isclose(self, other, rtol, atol, equal_nan)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        """``self.view(other.shape)``"""
+        return self.view(other.shape)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """``self.reshape(other.shape)``"""
+        return self.reshape(other.shape)
+
+    def nelement(self) -> int:
+        """The number of elements (``numel()``)."""
+        return self.numel()
+
+    @property
+    def is_cuda(self) -> builtins.bool:
+        """True for a tensor on the "cuda" backend."""
+        return self.device.type == "cuda"
+
+    def __abs__(self) -> "Tensor":
+        return self.abs()
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    def __contains__(self, element: Any) -> builtins.bool:
+        """``element in t``: whether some element of t equals ``element`` (a number or a tensor)."""
+        if not isinstance(element, (Tensor, numbers.Real)):
+            raise RuntimeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element).__name__}."
+            )
+        return builtins.bool((self == element).any().item())
 
     def __len__(self) -> int:
         if not self._data.shape:
@@ -297,9 +446,9 @@ class PyTorchNames(_Methods):
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         """Dimensions ``start_dim`` to ``end_dim`` (default: all) merged into one."""
-        if not self.dims:
-            return self.reshape(1)
         start, end = normalize_dim(start_dim, self.dims), normalize_dim(end_dim, self.dims)
+        if not self.dims:  # (dims 0 and -1 name a 0-d tensor, as in PyTorch)
+            return self.reshape(1)
         if start > end:
             raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
         shape = self.shape
@@ -358,3 +507,52 @@ def _to_arguments(args: Tuple[Any, ...], kwargs: dict) -> Tuple[Any, Any, builti
                 f"to() expected a device, a backend name, a dtype or a Tensor, got {type(a).__name__}: {a!r}"
             )
     return where, dtype, copy
+
+
+def _compared(result: Any, other: Any, fn: str) -> "Tensor":
+    if result is NotImplemented:
+        raise TypeError(f"{fn}(): argument 'other' must be a Tensor or a number, not {type(other).__name__}")
+    return result
+
+
+_RANKS = {_BOOL: 0, _INT64: 1, _FLOAT64: 2}  # what each dtype can hold: bool < int64 < float64
+_NAMES = {_BOOL: "Bool", _INT64: "Long", _FLOAT64: "Float"}
+
+
+def write_out(result: Any, out: Any, fn: str, exact_dtype: builtins.bool = False) -> "Tensor":
+    """``fn(..., out=out)``: result's values written into ``out``, which is returned, as PyTorch does.
+
+    As in PyTorch, ``out`` keeps its dtype (a result it cannot hold, a float in an int64 tensor, is
+    refused), takes the result's shape (a tensor of another shape that had elements is resized,
+    with PyTorch's warning), and no gradient flows through it: with recording on, an input or
+    ``out`` that requires grad is an error.
+    """
+    out = _tensor_of(out)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            f"{fn}(): functions with out=... arguments don't support automatic differentiation, but one of "
+            "the arguments requires grad."
+        )
+    if exact_dtype and out._dtype is not result._dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {result._dtype}, but got {out._dtype} instead")
+    if _RANKS[result._dtype] > _RANKS[out._dtype]:
+        raise RuntimeError(
+            f"result type {_NAMES[result._dtype]} can't be cast to the desired output type {_NAMES[out._dtype]}"
+        )
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, which "
+                f"does not match the required output shape {list(result.shape)}. This behavior is deprecated, "
+                "and in a future PyTorch release outputs will not be resized unless they have zero elements. "
+                "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = Tensor(TensorData.zeros(result.shape), out.backend)._data  # new storage, as PyTorch's resize
+    with no_grad():
+        out.copy_(result)
+    return out

@@ -66,13 +66,25 @@ class _GradMode:
         return wrapped
 
 
-class no_grad(_GradMode):
+class _NoArgumentGradMode(_GradMode):
+    """A mode that takes no argument, so that it also decorates without parentheses, as PyTorch's:
+    ``@no_grad`` is ``@no_grad()``."""
+
+    def __new__(cls, orig_func: Any = None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments (got {orig_func!r}); use it as {cls.__name__}()")
+        return cls()(orig_func)
+
+
+class no_grad(_NoArgumentGradMode):
     """Context manager (or decorator) in which no history is recorded: for evaluation and updates."""
 
     mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoArgumentGradMode):
     """Context manager (or decorator) that turns recording back on inside ``no_grad``."""
 
     mode = True

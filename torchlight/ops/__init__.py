@@ -13,6 +13,7 @@ This package sits above the engine (``autograd``) and the storage (``tensor_data
 - ``fused.py`` (module 3): Sub, Div, Tanh and Linear as single Functions, for speed.
 - ``inplace.py`` (module 5): add_, mul_, fill_, ``t[key] = value``, ...
 - ``higher_order.py`` (module 5): Map's backward marked once_differentiable.
+- ``advanced_index.py`` (module 4): ``x[[0, 2]]``, ``x[index_tensor]``, ``x[mask]``: copies by position.
 - ``joining.py``, ``selection.py``, ``statistics.py`` (PyTorch's API beyond the stages): cat,
   stack, repeat; where, maximum, minimum, clamp, masked_fill; min, argmax, var, std, any.
 
