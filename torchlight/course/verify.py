@@ -12,13 +12,14 @@ For every stage t that has regions, in course order:
    through the same code (``grading.grade_stages``); once every stage has regions they grade the
    same stages. Until then ``--all`` also runs every later module's tests against module 0's
    stubs, which costs minutes where the fast backend tries to compile a stub (see
-   docs/instructors.md).
-
+   docs/instructors.md);
 4. in an edition solved through t (the edition of step 2), the notebook that teaches t runs from
    its first cell through t's grading cell (to its end for its last stage) without an error, as
    Run All would run it for a student who has done every stage up to t: a cell that reaches a
    later stage's stub, or fails any other way, is named with the stage it needs
-   (``notebook_stages.py``).
+   (``notebook_stages.py``);
+5. once, in the edition as handed out (every stage a stub): no solution line appears outside its
+   region (``leaks.find_leaks``) and the edition's own ``make lint`` is clean (``lint.lint_edition``).
 
 Step 2 grades stage t alone, not every stage up to t: each earlier stage s passed in its own
 step 2 while t was still a stub, so its tests do not reach t's code, and putting t's solution
@@ -50,6 +51,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .edition import write_edition
+from .leaks import find_leaks
+from .lint import lint_edition
 from .notebook_stages import NotebookRun, NotebookStage, notebook_plan, run_cells
 from .source import Course
 from .tasks import notebook_headings, section_of_cell
@@ -177,6 +180,7 @@ def verify(
         say(f"writing the student edition in {work / 'edition'}")
         write_edition(course, work / "edition", None, git=False)
         say(f"the engine's path in the edition: {_carry_native(course.root, work / 'edition')}")
+        fresh = _fresh_edition_problems(course, work / "edition", say)
         edition = _Edition(course, work / "edition")
         env = dict(
             os.environ,
@@ -248,10 +252,25 @@ def verify(
     for c in bad:
         say(f"\nstage {c.stage}:")
         say("\n".join(f"  - {p}" for p in c.problems))
-    ok = not bad and full_ok
-    verdict = "passed" if ok else f"FAILED ({len(bad)} stage(s) wrong{'' if full_ok else ', and the full edition'})"
+    if fresh:
+        say("\nthe fresh edition:")
+        say("\n".join(f"  - {p}" for p in fresh))
+    ok = not bad and full_ok and not fresh
+    wrong = [f"{len(bad)} stage(s) wrong"] + ([] if full_ok else ["the full edition"])
+    wrong += [f"{len(fresh)} problem(s) in the fresh edition"] if fresh else []
+    verdict = "passed" if ok else f"FAILED ({', '.join(wrong)})"
     say(f"\nverify {verdict}: {len(todo)} stage(s) checked in {time.perf_counter() - start:.0f} s")
     return 0 if ok else 1
+
+
+def _fresh_edition_problems(course: Course, path: Path, say: Callable[[str], None]) -> List[str]:
+    """What is wrong with the edition as handed out: a solution line outside its region (an answer
+    shipped in another file), or a finding of the edition's own ``make lint``."""
+    began = time.perf_counter()
+    problems = [f"answer outside its region: {leak}" for leak in find_leaks(course, path)]
+    problems += [f"make lint: {finding}" for finding in lint_edition(path)]
+    say(f"  {'fresh edition':28} leak search and make lint in {time.perf_counter() - began:.1f} s")
+    return problems
 
 
 def _last(solved: FrozenSet[str], order: List[str]) -> str:
