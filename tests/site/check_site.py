@@ -12,7 +12,19 @@ Chromium (Debian's `chromium` package) and reads the DOM as the browser built it
   served;
 - a notebook page: its first heading is the notebook's own first heading, and every "Taught in"
   link of the module page points at a heading that the notebook page has;
+- a notebook's formulas are typeset by the MathJax the site carries (the DOM after its scripts ran);
 - a screenshot of the home page is saved to out/site-home.png for a person to look at.
+
+Then every page, found by following links from the home page (each fetched over HTTP as the
+browser gets it and parsed here, which is much faster than a browser per page):
+
+- every internal link leads to a file the site serves, and its #anchor to an id on that page;
+- no page links to this machine (127.0.0.1, localhost);
+- no page shows a Sphinx role as written (``:class:`X```, ``:func:`` before code);
+- every notebook page links to its .ipynb for download and shows as many figures as its outputs
+  hold (the count the build wrote beside the link), and the notebooks show figures at all;
+- every reference page has an anchor for each public name of its module (docs/hooks/reference.py);
+- the sitemap lists every page under the site's address (``site_url``).
 
 Prints one line per check and ends with "N passed, M failed"; the exit code is 0 only when all pass.
 """
@@ -21,14 +33,19 @@ import argparse
 import functools
 import http.server
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
+from urllib.error import HTTPError
+from urllib.parse import unquote, urldefrag, urljoin
+from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parents[2]
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -45,6 +62,8 @@ class Dom(HTMLParser):
         self.images: List[str] = []
         self.headings: List[Tuple[str, str, str]] = []  # (tag, id, text)
         self.tab_links: List[str] = []  # the link texts of the top tabs (nav.md-tabs)
+        self.figures: Optional[int] = None  # a notebook page's count of figures (the download link's)
+        self.downloads: List[str] = []  # the links marked for download
         self._stack: List[Tuple[str, str]] = []  # (tag, class) of open elements
         self._heading: Optional[List[str]] = None
         self._heading_tag = ("", "")
@@ -60,8 +79,12 @@ class Dom(HTMLParser):
             self.ids[a["id"]] = tag
         if tag == "a" and a.get("href"):
             self.links.append((a["href"], " ".join(c for _, c in self._stack if c)))
+            if "download" in a:
+                self.downloads.append(a["href"])
             if self._inside("md-tabs"):
                 self._link_text = []
+        if "tl-notebook-download" in (a.get("class") or "").split() and a.get("data-figures"):
+            self.figures = int(a["data-figures"])
         if tag == "img" and a.get("src"):
             self.images.append(a["src"])
         if tag in ("h1", "h2", "h3"):
@@ -152,6 +175,61 @@ def stages() -> List[str]:
     return [s.name for s in grading.stages(ROOT).values() if s.task is not None]
 
 
+# A Sphinx role as written: ":class:" right before code (rendered) or a backtick (not).
+_ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj|const):(?:<code|`)")
+_LOCAL = re.compile(r"""(?:href|src)=["']?(?:https?:)?//(?:127\.0\.0\.1|localhost)[:/"']""")
+
+
+class Crawl:
+    """Every page reachable from the home page by its links, as parsed Doms, and every link."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.pages: Dict[str, Dom] = {}  # url (no fragment) -> its DOM
+        self.raw: Dict[str, str] = {}  # url -> its HTML
+        self.status: Dict[str, int] = {}  # url of any file linked -> HTTP status
+        self.links: List[Tuple[str, str]] = []  # (page url, the absolute link target with its fragment)
+        todo = deque([base])
+        seen: Set[str] = {base}
+        while todo:
+            url = todo.popleft()
+            html = self._fetch(url, text=True)
+            if html is None:
+                continue
+            self.raw[url] = html
+            dom = self.pages[url] = Dom(html)
+            for href, _ in dom.links:
+                target = urljoin(url, href)
+                if not target.startswith(base):
+                    continue  # outside the site (the repository, a package index page)
+                self.links.append((url, target))
+                page, _ = urldefrag(target)
+                if page not in seen:
+                    seen.add(page)
+                    if page.endswith("/") or page.endswith(".html"):
+                        todo.append(page)
+                    else:
+                        self._fetch(page, text=False)
+            for src in dom.images:
+                if not src.startswith("data:"):
+                    self._fetch(urljoin(url, src), text=False)
+
+    def _fetch(self, url: str, text: bool) -> Optional[str]:
+        try:
+            with urlopen(url, timeout=30) as response:
+                self.status[url] = response.status
+                body = response.read()
+                kind = response.headers.get("Content-Type", "")
+        except HTTPError as error:
+            self.status[url] = error.code
+            return None
+        return body.decode("utf-8") if text and "html" in kind else None
+
+    def ids(self, url: str) -> Set[str]:
+        dom = self.pages.get(url)
+        return set(dom.ids) if dom is not None else set()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run every check; 0 when all pass."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -219,6 +297,21 @@ def main(argv: Optional[List[str]] = None) -> int:
             broken = [h for h in taught if h.split("#", 1)[1] not in notebook.ids]
             return bool(taught) and not broken, f"{len(taught)} section links, broken: {broken}"
 
+        def notebook_math():
+            # The DOM after the page's scripts ran (MathJax typesets asynchronously: a virtual time budget).
+            page = f"{base}notebooks/{notebook_file.stem}/"
+            dom = chromium(binary, "--virtual-time-budget=15000", "--dump-dom", page)
+            typeset = dom.count("<mjx-container")
+            formulas = sum(
+                cell_source.count("$$") // 2
+                for cell_source in (
+                    "".join(c["source"])
+                    for c in json.loads(notebook_file.read_text(encoding="utf-8"))["cells"]
+                    if c["cell_type"] == "markdown"
+                )
+            )
+            return typeset >= formulas > 0, f"{typeset} formulas typeset, the notebook has {formulas} displayed"
+
         def screenshot():
             shot = out / "site-home.png"
             shot.unlink(missing_ok=True)
@@ -232,12 +325,89 @@ def main(argv: Optional[List[str]] = None) -> int:
         check(f"module {MODULE} page: its picture is served", module_picture)
         check(f"notebook {notebook_file.name}: first heading rendered", notebook_heading)
         check(f"module {MODULE} page: every 'Taught in' link finds its notebook section", notebook_anchors)
+        check(f"notebook {notebook_file.name}: its formulas typeset by the site's own MathJax", notebook_math)
         check("home page screenshot in out/site-home.png", screenshot)
+        crawl_checks(base, check)
     finally:
         server.shutdown()
     failed = sum(1 for _, ok, _ in results if not ok)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def crawl_checks(base: str, check: Callable[[str, Callable[[], Tuple[bool, str]]], None]) -> None:
+    """The checks of every page, from a crawl that starts at the home page."""
+    crawl = Crawl(base)
+    pages = crawl.pages
+    notebooks = {url: dom for url, dom in pages.items() if "/notebooks/" in url}
+
+    def every_page_reached():
+        wanted = ["start/", "modules/module0/", "reference/torchlight/", "notebooks/module0_operators_and_modules/"]
+        missing = [w for w in wanted if base + w not in pages]
+        return len(pages) >= 30 and not missing, f"{len(pages)} pages reached; not reached: {missing}"
+
+    def links_resolve():
+        broken = []
+        for page, target in crawl.links:
+            url, fragment = urldefrag(target)
+            if crawl.status.get(url, 200) != 200 or (url not in crawl.status and url not in pages):
+                broken.append(f"{page[len(base) - 1 :]} -> {target[len(base) - 1 :]} ({crawl.status.get(url)})")
+            elif fragment and url in pages and unquote(fragment) not in crawl.ids(url):
+                broken.append(f"{page[len(base) - 1 :]} -> {target[len(base) - 1 :]} (no such anchor)")
+        broken = sorted(set(broken))
+        return not broken, f"{len(broken)} broken: {broken[:15]}"
+
+    def nothing_local():
+        local = [url[len(base) - 1 :] for url, html in crawl.raw.items() if _LOCAL.search(html)]
+        return not local, f"pages that link to this machine: {local}"
+
+    def no_roles():
+        shown = {url[len(base) - 1 :]: _ROLE.findall(html)[:3] for url, html in crawl.raw.items() if _ROLE.search(html)}
+        return not shown, f"Sphinx roles shown as written: {shown}"
+
+    def notebook_figures():
+        wrong, total = [], 0
+        for url, dom in notebooks.items():
+            shown = sum(1 for src in dom.images if src.startswith("data:image/"))
+            total += shown
+            if dom.figures is None or shown != dom.figures:
+                wrong.append(f"{url[len(base) - 1 :]}: {shown} figures shown, its outputs hold {dom.figures}")
+            if not [h for h in dom.downloads if h.endswith(".ipynb")]:
+                wrong.append(f"{url[len(base) - 1 :]}: no download link for its notebook")
+        ok = len(notebooks) >= 7 and not wrong and total >= 20
+        return ok, f"{len(notebooks)} notebook pages, {total} figures in all; {wrong}"
+
+    def reference_anchors():
+        sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+        import reference
+
+        missing = []
+        for page in reference.pages():
+            url = f"{base}reference/{page.module}/"
+            ids = crawl.ids(url)
+            if url not in pages:
+                missing.append(f"{page.module}: no page")
+                continue
+            names = [*page.members, *page.shadowed, *page.runtime, *page.constants]
+            missing += [f"{page.module}.{n}" for n in names if f"{page.module}.{n}" not in ids]
+        return not missing, f"public names without their anchor on the rendered page: {missing[:20]}"
+
+    def sitemap():
+        with urlopen(base + "sitemap.xml", timeout=30) as response:
+            text = response.read().decode("utf-8")
+        locations = re.findall(r"<loc>([^<]+)</loc>", text)
+        with urlopen(base + "index.html", timeout=30) as response:
+            canonical = re.search(r'<link rel="canonical" href="([^"]+)"', response.read().decode("utf-8"))
+        ok = len(locations) >= len(pages) - 1 and canonical is not None and locations[0].startswith("http")
+        return ok, f"{len(locations)} sitemap entries for {len(pages)} pages; canonical {canonical and canonical[1]}"
+
+    check("crawl: every page is reached from the home page", every_page_reached)
+    check("crawl: every internal link and anchor resolves", links_resolve)
+    check("crawl: no page links to 127.0.0.1 or localhost", nothing_local)
+    check("crawl: no Sphinx role shown as written", no_roles)
+    check("crawl: every notebook page has its figures and a download link", notebook_figures)
+    check("crawl: every public name has its anchor on its reference page", reference_anchors)
+    check("crawl: the sitemap lists the pages under site_url", sitemap)
 
 
 if __name__ == "__main__":

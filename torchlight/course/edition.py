@@ -34,7 +34,7 @@ from typing import List, Optional, Tuple
 from .markers import looks_like_marker
 from .source import Course, notebook_without_outputs
 
-__all__ = ["EXCLUDED", "Edition", "GitError", "write_edition"]
+__all__ = ["EXCLUDED", "Edition", "GitError", "student_commands", "write_edition"]
 
 EXCLUDED = (
     "torchlight/course/",
@@ -156,11 +156,11 @@ def _tests_the_tools(root: Path, path: str) -> bool:
     return bool(_TOOLS_IMPORT.search((root / path).read_text(encoding="utf-8", errors="replace")))
 
 
-def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> int:
-    """Write the README, Makefile, CI script, .gitignore and demo of the edition; how many files."""
+def student_commands(course: Course) -> List[Tuple[str, str]]:
+    """The edition's ``make`` commands, each with what it does: its README, ``make help`` and the
+    course site's "Start here" page list them."""
     first = next(iter(course.stages), "0.1")
-    makefile = _read(course.root / "Makefile")
-    demo = _demo_command(makefile) if (course.root / "project").is_dir() else None
+    demo = _demo_command(_read(course.root / "Makefile")) if (course.root / "project").is_dir() else None
     commands = [
         ("make setup", "makes .venv and installs torchlight into it (your edits count at once)"),
         (f"make grade STAGE={first}", "grades one stage: a table of its checks, green when it passes"),
@@ -172,6 +172,15 @@ def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> 
     if demo is not None:
         commands.append(("make demo", f"module {_DEMO_MODULE}'s network, trained once the stages it needs are written"))
     commands.append(("make help", "this list"))
+    return commands
+
+
+def _student_files(course: Course, out: Path, solved_through: Optional[str]) -> int:
+    """Write the README, Makefile, CI script, .gitignore and demo of the edition; how many files."""
+    first = next(iter(course.stages), "0.1")
+    makefile = _read(course.root / "Makefile")
+    demo = _demo_command(makefile) if (course.root / "project").is_dir() else None
+    commands = student_commands(course)
     width = max(len(c) for c, _ in commands) + 2
     solved = ""
     if solved_through is not None:

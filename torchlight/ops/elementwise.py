@@ -489,18 +489,26 @@ class _Compare(Function):
 
 
 class LT(_Compare):
+    """``a < b`` elementwise, as 1.0 / 0.0 (``Tensor.__lt__``)."""
+
     fn = staticmethod(op.lt)
 
 
 class GT(_Compare):
+    """``a > b`` elementwise, as 1.0 / 0.0 (``Tensor.__gt__``)."""
+
     fn = staticmethod(op.gt)
 
 
 class EQ(_Compare):
+    """``a == b`` elementwise, as 1.0 / 0.0 (``Tensor.__eq__``)."""
+
     fn = staticmethod(op.eq)
 
 
 class IsClose(_Compare):
+    """``|a - b| < 1e-2`` elementwise, as 1.0 / 0.0 (``Tensor.is_close``)."""
+
     fn = staticmethod(op.is_close)
 
 

@@ -1,5 +1,6 @@
-"""Module 4: utilities around training; ``torchlight.utils.data`` holds data sets and the DataLoader."""
+"""Module 4: utilities around training; ``torchlight.utils.data`` holds data sets and the DataLoader,
+``torchlight.utils.cli`` the argument parser of every command line."""
 
-from . import data
+from . import cli, data
 
-__all__ = ["data"]
+__all__ = ["cli", "data"]
