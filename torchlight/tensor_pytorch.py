@@ -54,13 +54,45 @@ class PyTorchNames(_Methods):
         """A new tensor on this tensor's backend (as ``torchlight.tensor``)."""
         return tensor(data, backend=self.backend)
 
-    def new_zeros(self, *shape: ShapeArg) -> "Tensor":
-        """Zeros of ``shape`` on this tensor's backend."""
-        return self._new(TensorData.zeros(_shape_arg(shape)))
+    def new_zeros(
+        self, *shape: ShapeArg, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    ) -> "Tensor":
+        """Zeros of ``shape``, of this tensor's dtype on its backend (or ``dtype``, ``device``)."""
+        return self._new_filled(_shape_arg(shape), 0.0, dtype, device, requires_grad)
 
-    def new_ones(self, *shape: ShapeArg) -> "Tensor":
-        """Ones of ``shape`` on this tensor's backend."""
-        return self._new(TensorData.filled(_shape_arg(shape), 1.0))
+    def new_ones(
+        self, *shape: ShapeArg, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    ) -> "Tensor":
+        """Ones of ``shape``, of this tensor's dtype on its backend (or ``dtype``, ``device``)."""
+        return self._new_filled(_shape_arg(shape), 1.0, dtype, device, requires_grad)
+
+    def new_full(
+        self,
+        size: ShapeArg,
+        fill_value: Any,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> "Tensor":
+        """``fill_value`` in every element of a tensor of ``size``, of this tensor's dtype on its backend."""
+        return self._new_filled(_shape_arg((size,)), fill_value, dtype, device, requires_grad)
+
+    def new_empty(
+        self, *shape: ShapeArg, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    ) -> "Tensor":
+        """A tensor of ``shape`` (zeros here: PyTorch leaves the values unset), as ``new_zeros``."""
+        return self._new_filled(_shape_arg(shape), 0.0, dtype, device, requires_grad)
+
+    def _new_filled(
+        self, shape: Tuple[int, ...], value: Any, dtype: Any, device: Any, requires_grad: builtins.bool
+    ) -> "Tensor":
+        backend = self.backend if device is None else devices.backend_for(device, self.backend)
+        out = Tensor(TensorData.filled(shape, builtins.float(value)), backend)
+        d = dtypes.stored(dtypes.as_dtype(dtype) or self._dtype)
+        if d is not _FLOAT64:
+            out = out._cast(d)  # (a fill value truncated toward zero for int64, as PyTorch)
+        return out.requires_grad_(requires_grad)
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists, or a float for a 0-d tensor."""

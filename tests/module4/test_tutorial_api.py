@@ -443,3 +443,24 @@ def test_np_asarray_of_a_tensor_is_numpy(torch):
     w = torchlight.tensor(V, requires_grad=True)
     assert torchlight.tensor([w[0], w[1]]).tolist() == V[:2].tolist()
     assert np.float64(2.0) * t is not None and isinstance(np.float64(2.0) * t, torchlight.Tensor)
+
+
+def test_new_factories_take_the_tensors_dtype_and_backend(torch):
+    for lib in (torchlight, torch):
+        x, f = lib.tensor([1, 2], dtype=lib.long), lib.tensor([1.5], dtype=lib.float64)
+        got = [
+            x.new_zeros(2, 3).tolist(),
+            x.new_ones((2,)).tolist(),
+            x.new_full((2,), 2.7).tolist(),
+            f.new_full((2, 1), 2.5).tolist(),
+            f.new_ones(2, dtype=lib.long).tolist(),
+            tuple(f.new_empty(3).shape),
+            f.new_zeros(2, requires_grad=True).requires_grad,
+            str(x.new_ones(1).dtype).split(".")[-1],
+        ]
+        if lib is torchlight:
+            mine = got
+        else:
+            assert mine == got
+    s = torchlight.tensor([1.0], backend="simple")
+    assert s.new_zeros(2).backend.name == "simple" and s.new_ones(2, device="cpu").backend.name == "simple"
