@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .extension import extends
+from .ops import advanced_index
 from .ops import inplace as I
 from .tensor import _BOOL, _FLOAT64, _INT64, Tensor
 from .tensor_data import broadcasts_to
@@ -35,8 +36,12 @@ class InPlace(_Methods):
     """Tensor's in-place methods: each returns self, changed, and bumps its version."""
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Write value (a number or a tensor that broadcasts to ``self[key]``) into ``self[key]``."""
-        I.inplace(I.SetItem, self, key, self._written(value))
+        """Write value (a number or a tensor that broadcasts to ``self[key]``) into ``self[key]``;
+        the key may pick elements by lists, ranges, tensors or masks too (``x[x < 0] = 0``)."""
+        if advanced_index.is_advanced(key):
+            I.inplace(I.SetItemAt, self, advanced_index.positions(self.shape, key), self._written(value))
+        else:
+            I.inplace(I.SetItem, self, key, self._written(value))
 
     def add_(self, other: Any, alpha: float = 1.0) -> "Tensor":
         """self += alpha * other, in place (other broadcasts to self's shape)."""

@@ -24,7 +24,7 @@ from ..tensor_data import IndexingError, Shape, TensorData, prod
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-__all__ = ["Put", "Take", "index", "is_advanced"]
+__all__ = ["Put", "Take", "index", "is_advanced", "positions"]
 
 
 def is_advanced(key: Any) -> bool:
@@ -35,13 +35,18 @@ def is_advanced(key: Any) -> bool:
 
 def index(a: Tensor, key: Any) -> Tensor:
     """``a[key]`` for a key with sequences of integers or bool masks: a new tensor, differentiable."""
+    return Take.apply(a, positions(a.shape, key))
+
+
+def positions(shape: Shape, key: Any) -> np.ndarray:
+    """The row-major positions, in a tensor of ``shape``, of the elements ``key`` picks (in the
+    result's shape)."""
     parts = key if isinstance(key, tuple) else (key,)
-    positions = np.arange(a.numel(), dtype=np.int64).reshape(a.shape)
+    every = np.arange(prod(shape), dtype=np.int64).reshape(shape)
     try:
-        picked = positions[tuple(_numpy_key(k) for k in parts)]
+        return np.asarray(every[tuple(_numpy_key(k) for k in parts)])
     except IndexError as e:
         raise IndexingError(str(e).replace("axis", "dimension")) from None
-    return Take.apply(a, np.asarray(picked))
 
 
 def _numpy_key(k: Any) -> Any:

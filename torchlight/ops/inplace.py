@@ -1,5 +1,5 @@
 """Module 5: in-place tensor operations: ``add_``, ``sub_``, ``mul_``, ``div_``, ``fill_``, ``zero_``
-and ``t[key] = value``.
+and ``t[key] = value`` (``SetItem``; ``SetItemAt`` for a key of lists, tensors or masks).
 
 An in-place operation writes its result into its first input's storage instead of a new one.
 Each is a Function that marks that input dirty (``ctx.mark_dirty``) and returns it. ``apply``
@@ -16,19 +16,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Type
 
+import numpy as np
+
 from .. import scalar as op
 from ..autograd.function_api import Context, InplaceFunction
 from ..autograd.grad_mode import _dual_level, is_grad_enabled
 from ..autograd.inplace_tracking import check_inplace
 from ..autograd.variable import Variable
-from ..tensor_data import broadcasts_to, shape_broadcast
+from ..tensor_data import TensorData, broadcasts_to, shape_broadcast
+from .advanced_index import Put, Take
 from .elementwise import Grad, _plus, save
 from .movement import IndexBack
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-__all__ = ["AddInplace", "MulInplace", "DivInplace", "Fill", "SetItem", "inplace", "mul_"]
+__all__ = ["AddInplace", "MulInplace", "DivInplace", "Fill", "SetItem", "SetItemAt", "inplace", "mul_"]
 
 
 def inplace(fn: Type[InplaceFunction], target: Tensor, *others: Any, **kwargs: Any) -> Tensor:
@@ -213,4 +216,44 @@ class SetItem(InplaceFunction):
         key = ctx.key
         outside = None if ta is None else ta - IndexBack.apply(ta[key], ctx.shape, key)
         inside = None if tv is None else IndexBack.apply(tv.expand(ctx.window), ctx.shape, key)
+        return _plus(outside, inside)
+
+
+class SetItemAt(InplaceFunction):
+    """``a[key] = value`` for a key of lists, ranges, tensors or masks (``ops/advanced_index.py``):
+    value, broadcast to the picked elements' shape, written at their row-major ``positions``.
+
+    The elements are not a strided window, so forward writes the whole of a: its values with the
+    picked ones replaced. Where a position is picked twice, the last value written stays (numpy's
+    rule; PyTorch leaves the order unspecified)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, positions: np.ndarray, value: Tensor) -> Tensor:
+        if not broadcasts_to(value.shape, positions.shape):
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                f"indexing result of shape {list(positions.shape)}"
+            )
+        values = a.contiguous().to_numpy().reshape(-1)
+        values[positions] = np.broadcast_to(value.to_numpy(), positions.shape)
+        a.backend.map(op.id)(a._new(TensorData(values, a.shape)), out=a)
+        kept = np.ones(len(values))
+        kept[positions] = 0.0
+        ctx.positions, ctx.kept = positions, a._new(TensorData(kept, a.shape))
+        ctx.mark_dirty(a)
+        return a
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Tuple[Grad, None, Grad]:
+        # a keeps its old values outside the picked elements (gradient g there) and loses them inside.
+        ga = g * ctx.kept if ctx.needs_input_grad[0] else None
+        gv = Take.apply(g, ctx.positions) if ctx.needs_input_grad[2] else None  # summed to value's shape
+        return ga, None, gv
+
+    @staticmethod
+    def jvp(ctx: Context, ta: Grad, t_positions: None, tv: Grad) -> Grad:
+        outside = None if ta is None else ta * ctx.kept
+        inside = None
+        if tv is not None:
+            inside = Put.apply(tv.expand(ctx.positions.shape), ctx.kept.shape, ctx.positions)
         return _plus(outside, inside)
