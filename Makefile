@@ -30,8 +30,10 @@ bench: $(VENV)/.installed
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
 
 # The course website (mkdocs.yml, docs/): `make docs` builds it into site/ (any warning, broken
-# link or missing reference fails the build); `make docs-serve` serves it at http://127.0.0.1:8000/
-# and rebuilds when a page, a notebook or the library changes. The tools are the `docs` extra.
+# link or missing reference fails the build); `make docs-serve` serves it at
+# http://127.0.0.1:8000/torchlight/ (the path of site_url) and rebuilds when a page, a notebook or
+# the library changes. The tools are the `docs` extra. The notebooks' outputs come from running
+# them, a few minutes the first time; the runs are kept in .cache/ (docs/hooks/notebook_outputs.py).
 $(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[docs]'
 	touch $@
@@ -43,4 +45,4 @@ docs-serve: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
 clean:
-	rm -rf $(VENV) *.egg-info out site build torchlight/_native_apply.*
+	rm -rf $(VENV) *.egg-info out site .cache build torchlight/_native_apply.*

@@ -4,6 +4,7 @@ Notebooks are found by name: ``notebooks/moduleN_*.ipynb`` is tested under the m
 ``moduleN``, so ``pytest -m module1`` runs the module 1 notebook with the rest of module 1.
 """
 
+import importlib.util
 import json
 import re
 import sys
@@ -76,7 +77,8 @@ NOTEBOOK_EXAMPLES = "2"
 @pytest.mark.parametrize("path", _params())
 def test_notebook_runs(path, kernel_name, monkeypatch):
     monkeypatch.setenv("TORCHLIGHT_EXAMPLES", NOTEBOOK_EXAMPLES)
-    nb = nbformat.read(path, as_version=4)
+    text = path.read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=4)
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3", "notebooks declare the python3 kernel"
     try:
         _execute(nb, kernel_name)
@@ -89,3 +91,16 @@ def test_notebook_runs(path, kernel_name, monkeypatch):
         # Counted from 1, markdown cells included, as `course stages` and verify count them.
         where = f"cell {failing[0] + 1}" if failing else "a cell"
         pytest.fail(f"{path.name}: {where} failed:\n{_ANSI.sub('', str(error))}", pytrace=False)
+    _keep_for_the_site(path, text, nb)
+
+
+def _keep_for_the_site(path, text, nb):
+    """The course site shows the outputs of a run of each notebook (docs/hooks/notebook_outputs.py):
+    this run is kept for it, so that building the site after the tests (CI) runs no notebook again."""
+    hooks = NOTEBOOKS.parent / "docs" / "hooks" / "notebook_outputs.py"
+    if not hooks.is_file():  # a student edition has no site
+        return
+    spec = importlib.util.spec_from_file_location("_site_notebook_outputs", hooks)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.keep(NOTEBOOKS.parent, path, text, nb)

@@ -35,13 +35,16 @@ def draw_graph(
 ) -> Any:
     """Draw the graph that computed ``variable``; return the matplotlib Figure.
 
-    ``ax``: the Axes to draw on (default: a new figure sized to the graph).
-    ``label``: a function from a value to its box's text (default: ``value_label``).
-
     Without ``ax`` the figure grows with the graph: each column is as wide as its widest box and
     each row as tall as the tallest box, measured at the font size the boxes are drawn in, so no two
     boxes overlap however many nodes there are (a 50-node graph is about 25 inches wide). On a
     given ``ax`` the same layout is scaled to fit it.
+
+    :param variable: the Scalar or Tensor whose graph is drawn: it and every value it was computed from.
+    :param ax: the Axes to draw on (default: a new figure sized to the graph).
+    :param label: a function from a value to its box's text (default: ``value_label``).
+    :param title: a title above the graph.
+    :returns: the Figure drawn on.
     """
     import matplotlib.pyplot as plt  # here, so that importing torchlight does not load pyplot
 

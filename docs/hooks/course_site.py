@@ -120,6 +120,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     _state["figures"] = {}  # page path -> how many images its outputs hold
     (tmp / "notebooks").mkdir()  # mkdocs-jupyter takes files whose path matches notebooks/*.ipynb
     solutions = notebook_outputs.solution_lines(course) if notebook_outputs.enabled() else []
+    if notebook_outputs.enabled():
+        notebook_outputs.run_all(root, _notebooks(root))
     for nb in _notebooks(root):
         path = f"notebooks/{nb.name}"
         text = course.render(path, lambda stage: False) if path in course.marked_files else nb.read_text("utf-8")

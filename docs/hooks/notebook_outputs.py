@@ -11,24 +11,36 @@ copied onto the edition's cells with these rules:
 - an output that holds a line of any stage's solution (``torchlight.course.leaks.solution_lines``:
   a cell that prints a library function's source, say) is left out.
 
-Running all seven notebooks takes a few minutes, so the outputs are kept in ``.cache/notebook-outputs/``
-under the checkout, keyed by the notebook's text (and this file's ``VERSION``): a build re-runs only
-a notebook that changed. ``TORCHLIGHT_SITE_OUTPUTS=0`` builds without outputs (a quick look at
-the prose).
+Running all seven notebooks takes about five minutes of one core, so ``run_all`` runs those not
+yet cached side by side, one process per core (``python notebook_outputs.py NOTEBOOK``), and the
+outputs are kept in ``.cache/notebook-outputs/`` under the checkout, keyed by the notebook's text
+(and this file's ``VERSION``): a build re-runs only a notebook that changed. The test suite's run
+of each notebook (tests/test_notebooks.py) is kept there too (``keep``), so that CI, which runs
+the tests before it builds the site, runs no notebook twice.
+``TORCHLIGHT_SITE_OUTPUTS=0`` builds without outputs (a quick look at the prose).
 """
 
 import hashlib
 import json
 import logging
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, List
 
 import nbformat
-from mkdocs.exceptions import PluginError
+
+try:
+    from mkdocs.exceptions import PluginError
+except ImportError:  # imported by tests/test_notebooks.py, which needs no MkDocs
+
+    class PluginError(RuntimeError):  # type: ignore[no-redef]
+        """MkDocs's error, where MkDocs is not installed."""
+
 
 log = logging.getLogger("mkdocs.hooks.notebook_outputs")
 
@@ -60,23 +72,56 @@ def _key(text: str) -> str:
     return hashlib.sha256(f"{VERSION}\n{text}".encode("utf-8")).hexdigest()
 
 
+def _cache_file(root: Path, notebook: Path, text: "str | None" = None) -> Path:
+    text = notebook.read_text(encoding="utf-8") if text is None else text
+    return _cache_dir(root) / f"{notebook.stem}-{_key(text)[:20]}.ipynb"
+
+
+def keep(root: Path, notebook: Path, text: str, nb: "nbformat.NotebookNode") -> None:
+    """Keep a run made elsewhere (the tests') of the notebook whose text was ``text``, as the site's."""
+    _store(_cache_file(root, notebook, text), notebook, nb)
+
+
+def _store(cache: Path, notebook: Path, nb: "nbformat.NotebookNode") -> None:
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    for old in cache.parent.glob(f"{notebook.stem}-*.ipynb"):  # an older run of this notebook
+        old.unlink()
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(nbformat.writes(nb), encoding="utf-8")
+    tmp.replace(cache)
+
+
+def run_all(root: Path, notebooks: List[Path]) -> None:
+    """Run every notebook not yet in the cache, as many at once as there are cores."""
+    todo = [nb for nb in notebooks if not _cache_file(root, nb).is_file()]
+    if not todo:
+        return
+    workers = max(1, min(len(todo), os.cpu_count() or 1))
+    log.info("notebook outputs: running %d notebooks, %d at a time", len(todo), workers)
+
+    def run(notebook: Path) -> "subprocess.CompletedProcess[str]":
+        command = [sys.executable, __file__, str(root), str(notebook)]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    with ThreadPoolExecutor(workers) as pool:
+        for notebook, done in zip(todo, pool.map(run, todo), strict=True):
+            if done.returncode != 0:
+                raise PluginError(f"running {notebook.name} for the site failed:\n{done.stderr[-4000:]}")
+            log.info("notebook outputs: %s", done.stdout.strip())
+
+
 def executed(root: Path, notebook: Path) -> "nbformat.NotebookNode":
     """The reference notebook with the outputs of a run (grading cells not run), from the cache or run now."""
     text = notebook.read_text(encoding="utf-8")
-    cache = _cache_dir(root) / f"{notebook.stem}-{_key(text)[:20]}.ipynb"
+    cache = _cache_file(root, notebook, text)
     if cache.is_file():
         log.info("notebook outputs: %s from the cache", notebook.name)
         return nbformat.reads(cache.read_text(encoding="utf-8"), as_version=4)
     nb = nbformat.reads(text, as_version=4)
     started = time.perf_counter()
     _run(nb, notebook.parent)
-    log.info("notebook outputs: ran %s in %.0f s", notebook.name, time.perf_counter() - started)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    for old in cache.parent.glob(f"{notebook.stem}-*.ipynb"):  # an older run of this notebook
-        old.unlink()
-    tmp = cache.with_suffix(".tmp")
-    tmp.write_text(nbformat.writes(nb), encoding="utf-8")
-    tmp.replace(cache)
+    print(f"ran {notebook.name} in {time.perf_counter() - started:.0f} s")
+    _store(cache, notebook, nb)
     return nb
 
 
@@ -158,3 +203,7 @@ def solution_lines(course: Any) -> List[str]:
     from torchlight.course.leaks import solution_lines as lines
 
     return sorted(lines(course), key=len, reverse=True)
+
+
+if __name__ == "__main__":  # run_all's worker: python notebook_outputs.py ROOT NOTEBOOK
+    executed(Path(sys.argv[1]), Path(sys.argv[2]))
