@@ -29,6 +29,7 @@ MODULES = [
     "torchlight.ops",
     "torchlight.backends",
     "torchlight.cuda",
+    "torchlight.accelerator",
     "torchlight.nn",
     "torchlight.nn.functional",
     "torchlight.optim",

@@ -42,6 +42,7 @@ REFERENCE: List[Tuple[str, str]] = [
     ("torchlight.ops", "modules 2 to 5: the Functions behind the tensor operations, each with its derivatives"),
     ("torchlight.backends", "modules 2 and 3: the simple, fast and cuda backends"),
     ("torchlight.cuda", "module 3: is there a GPU for the cuda backend"),
+    ("torchlight.accelerator", "module 3: PyTorch's device-neutral questions, answered for the cuda backend"),
     ("torchlight.nn", "modules 0 and 4: Module, Parameter, layers and losses"),
     ("torchlight.nn.functional", "module 4: the functional forms of layers and losses"),
     ("torchlight.optim", "modules 2 and 4: SGD, Adam and the Optimizer base"),
