@@ -21,7 +21,7 @@ import numpy as np
 
 from . import dtypes, random
 from .tensor import BackendLike, Tensor, _typed
-from .tensor_data import ShapeArg, _shape_arg, _valid_shape
+from .tensor_data import INT64_MAX, ShapeArg, _shape_arg, _valid_shape
 
 __all__ = [
     "arange",
@@ -52,12 +52,34 @@ def _number(x: Any, fn: str, arg: str) -> Any:
 
 
 def _count(n: Any, fn: str, arg: str) -> int:
-    """n as a non-negative int; a TypeError for a non-int, a RuntimeError for a negative one."""
+    """n as a non-negative int; a TypeError for a non-int, a ValueError for one beyond int64 (as
+    PyTorch's), a RuntimeError for a negative one."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{fn}(): argument '{arg}' must be an int, got {type(n).__name__}: {n!r}")
+    if n > INT64_MAX:
+        raise ValueError(
+            f"{fn}(): Overflow when unpacking long long: argument '{arg}' = {n} does not fit in a 64-bit integer"
+        )
     if n < 0:
         raise RuntimeError(f"{fn}(): {arg} must be greater or equal to 0, got {n}")
     return int(n)
+
+
+def _size(size: Any, fn: str) -> tuple:
+    """A ``size=`` argument that PyTorch takes as a tuple (or list) of ints only: ``full((2, 3), x)``."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"{fn}(): argument 'size' must be a tuple of ints, not {type(size).__name__} (write ({size!r},) "
+            "for one dimension)"
+        )
+    return _valid_shape(size)
+
+
+def _exact(value: Any, fn: str, dtype: Any, default: dtypes.dtype) -> Any:
+    """A Python int argument that becomes a tensor value, checked to be held exactly (dtypes.exact_float)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        dtypes.exact_float(int(value), fn, (dtypes.as_dtype(dtype) or default).is_floating_point)
+    return value
 
 
 def arange(
@@ -72,21 +94,40 @@ def arange(
 ) -> Tensor:
     """start, start + step, ... up to but not including end: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
-    int64 when start, end and step are all ints (as PyTorch), else float64.
+    int64 when start, end and step are all ints (as PyTorch), else float64. As PyTorch, an int64
+    range takes start, end and step as int64 (truncated toward zero) before counting.
     """
     if end is None:
         start, end = 0, start
     start, end, step = (_number(v, "arange", a) for v, a in ((start, "start"), (end, "end"), (step, "step")))
+    default = dtypes.int64 if all(isinstance(v, (int, np.integer)) for v in (start, end, step)) else dtypes.float64
+    d = dtypes.as_dtype(dtype) or default
+    if d is dtypes.bool_:
+        raise RuntimeError("arange(): a range of dtype bool is not implemented (PyTorch has none either)")
     if not all(math.isfinite(v) for v in (start, end, step)):
         raise RuntimeError(f"arange(): unsupported range: {start} -> {end} (step {step}); all must be finite")
+    for v, a in ((start, "start"), (end, "end"), (step, "step")):
+        if isinstance(v, (int, np.integer)) and not -INT64_MAX - 1 <= v <= INT64_MAX:
+            raise RuntimeError(f"arange(): {a} = {v}: value cannot be converted to type int64_t without overflow")
+    if not d.is_floating_point:  # (PyTorch: arange(0, 5, 1.5, dtype=torch.long) is 0, 1, 2, 3, 4)
+        start, end, step = (int(v) for v in (start, end, step))
     if step == 0:
-        raise RuntimeError("arange(): step must be nonzero")
+        raise RuntimeError("arange(): step must be nonzero" + ("" if d.is_floating_point else " (as an int64)"))
     if (end - start) * step < 0:
         raise RuntimeError(
             f"arange(): upper bound and lower bound inconsistent with step sign (start {start}, end {end}, step {step})"
         )
-    n = math.ceil((end - start) / step)
-    default = dtypes.int64 if all(isinstance(v, (int, np.integer)) for v in (start, end, step)) else dtypes.float64
+    span = (end - start) / step
+    if not span <= INT64_MAX:  # (a float range such as 0 -> 1e300, step 1e-300, counts beyond even floats)
+        raise RuntimeError(
+            f"arange(): the range {start} -> {end} (step {step}) has {span:.6g} elements: value cannot be "
+            "converted to type int64_t without overflow"
+        )
+    n = math.ceil(span)
+    _valid_shape((n,))  # (PyTorch: "Storage size calculation overflowed" for more bytes than an int64 counts)
+    if n:  # the first and last values, held exactly (ints: the last one computed exactly)
+        for v in (start, start + (n - 1) * step):
+            _exact(v, "arange()", dtype, default)
     values = start + step * np.arange(n, dtype=np.float64)  # as PyTorch: start + i * step
     return _typed(values, dtype, device, backend, requires_grad, default)
 
@@ -105,8 +146,13 @@ def linspace(
     start, end = float(_number(start, "linspace", "start")), float(_number(end, "linspace", "end"))
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace(): argument 'steps' must be an int, got {type(steps).__name__}: {steps!r}")
+    if steps > INT64_MAX:
+        raise ValueError(
+            f"linspace(): Overflow when unpacking long long: steps={steps} does not fit in a 64-bit integer"
+        )
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
+    _valid_shape((steps,))  # (more bytes than an int64 counts: PyTorch's "Storage size calculation overflowed")
     # PyTorch's formula: from start in the first half, back from end in the second, so that the
     # values are symmetric and both ends exact.
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
@@ -136,7 +182,8 @@ def full(
         default = dtypes.int64
     else:
         default = dtypes.float64
-    values = np.full(_valid_shape(_shape_arg((size,))), float(fill_value))
+    _exact(fill_value, "full()", dtype, default)
+    values = np.full(_size(size, "full"), float(fill_value))
     return _typed(values, dtype, device, backend, requires_grad, default)
 
 
@@ -159,6 +206,7 @@ def eye(
     """An n x m matrix (m defaults to n) with ones on the diagonal and zeros elsewhere."""
     n = _count(n, "eye", "n")
     m = n if m is None else _count(m, "eye", "m")
+    _valid_shape((n, m))
     return _typed(np.eye(n, m), dtype, device, backend, requires_grad)
 
 
@@ -202,7 +250,9 @@ def randint(
             raise TypeError(f"randint(): argument '{name}' must be an int, got {type(v).__name__}: {v!r}")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    shape = _valid_shape(_shape_arg((size,)))
+    for v in (low, high - 1):  # the values drawn run from low to high - 1
+        _exact(v, "randint()", dtype, dtypes.int64)
+    shape = _size(size, "randint")
     values = random.generator(seed, generator).integers(low, high, shape)
     return _typed(values.astype(np.float64), dtype, device, backend, requires_grad, dtypes.int64)
 
@@ -218,7 +268,9 @@ def randperm(
     backend: BackendLike = None,
 ) -> Tensor:
     """0, 1, ..., n - 1 in a random order (int64)."""
-    values = random.generator(seed, generator).permutation(_count(n, "randperm", "n"))
+    n = _count(n, "randperm", "n")
+    _valid_shape((n,))
+    values = random.generator(seed, generator).permutation(n)
     return _typed(values.astype(np.float64), dtype, device, backend, requires_grad, dtypes.int64)
 
 
@@ -233,7 +285,7 @@ def _like(input: Any, values: np.ndarray, dtype: Any, device: Any, requires_grad
 def _shape_of(input: Any, fn: str) -> tuple:
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return input.shape
+    return _valid_shape(input.shape)  # (an expanded view's shape may hold more than a storage can)
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:

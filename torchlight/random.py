@@ -16,10 +16,24 @@ _default = np.random.default_rng()  # unseeded until manual_seed: a different dr
 
 
 def manual_seed(seed: int) -> np.random.Generator:
-    """Seed torchlight's generator; everything random afterwards repeats for the same seed. Returns it."""
+    """Seed torchlight's generator; everything random afterwards repeats for the same seed. Returns it.
+
+    As PyTorch, a seed is a 64-bit integer: from -2**63 to 2**64 - 1, a negative one counting as
+    itself plus 2**64.
+    """
     global _default
-    _default = np.random.default_rng(seed)
+    _default = np.random.default_rng(_seed(seed, "manual_seed"))
     return _default
+
+
+def _seed(seed: object, fn: str) -> int:
+    """seed as the non-negative int a numpy generator takes, or a clear error (as PyTorch's)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{fn}(): the seed must be an int, got {type(seed).__name__}: {seed!r}")
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"{fn}(): Overflow when unpacking long long: the seed {seed} does not fit in 64 bits")
+    return seed % 2**64
 
 
 def generator(seed: Optional[int] = None, generator: Optional[np.random.Generator] = None) -> np.random.Generator:
@@ -29,4 +43,4 @@ def generator(seed: Optional[int] = None, generator: Optional[np.random.Generato
         raise ValueError("pass seed or generator, not both")
     if generator is not None:
         return generator
-    return _default if seed is None else np.random.default_rng(seed)
+    return _default if seed is None else np.random.default_rng(_seed(seed, "seed"))

@@ -160,6 +160,7 @@ class Tensor(Variable):
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Turn gradient recording for this leaf on (or off); returns self."""
+        _check_flag(requires_grad, "requires_grad_", "requires_grad")
         if requires_grad:
             if self._dtype is not _FLOAT64:
                 raise RuntimeError(
@@ -382,14 +383,31 @@ class Tensor(Variable):
         return _as_bool(GT.apply(self, other) + EQ.apply(self, other))
 
     def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
-        if not isinstance(b, (Tensor, numbers.Real)):
-            return NotImplemented
-        return _as_bool(EQ.apply(self, self._lift(b)))
+        equal = self._equal(b)
+        return NotImplemented if equal is None else _as_bool(equal)
 
     def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
-        if not isinstance(b, (Tensor, numbers.Real)):
-            return NotImplemented
-        return _as_bool(1.0 - EQ.apply(self, self._lift(b)))
+        equal = self._equal(b)
+        return NotImplemented if equal is None else _as_bool(1.0 - equal)
+
+    def _equal(self, b: Any) -> Optional["Tensor"]:
+        """1.0 where self equals b elementwise, else 0.0; None for a b that == does not compare with.
+
+        As PyTorch, == compares elementwise with a tensor, a number, a numpy array (of numbers) and
+        a complex number, which equals a real value only where its imaginary part is 0. Anything
+        else (a list, a string, None) is not a tensor's equal: Python's own == answers False.
+        """
+        if isinstance(b, (Tensor, numbers.Real)):
+            return EQ.apply(self, self._lift(b))
+        if isinstance(b, np.ndarray) and b.dtype.kind in "biufc":
+            b = b.astype(np.complex128 if b.dtype.kind == "c" else np.float64)
+        elif not isinstance(b, numbers.Complex):
+            return None
+        equal = EQ.apply(self, self._constant(np.asarray(np.real(b), dtype=np.float64)))
+        imaginary = np.imag(b) != 0
+        if np.any(imaginary):  # equal nowhere a complex value is off the real line
+            equal = equal * self._constant(np.asarray(~imaginary, dtype=np.float64))
+        return equal
 
     @extension_point  # module 4 adds indexing by lists and tensors (tensor_pytorch.py)
     def __getitem__(self, key: Any) -> "Tensor":
@@ -449,6 +467,7 @@ class Tensor(Variable):
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         """The sum over ``dim`` (an int, a tuple, or None for all dimensions)."""
+        _check_flag(keepdim, "sum", "keepdim")
         out = Sum.apply(self, self._dims(dim), keepdim)
         return out if self._dtype is _FLOAT64 else _as_int64(out)  # counts, as PyTorch's sum of ints and bools
 
@@ -460,6 +479,7 @@ class Tensor(Variable):
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """The largest element (0-d), or with ``dim`` a pair (values, indices) along it (int64 indices, no gradient)."""
+        _check_flag(keepdim, "max", "keepdim")
         if dim is None:
             return self._keep(Max.apply(self))
         dim = normalize_dim(dim, self.dims)  # a 0-d tensor has dims -1 and 0, as in PyTorch
@@ -477,10 +497,11 @@ class Tensor(Variable):
         return self._keep(Permute.apply(self, order))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        """A view with two dimensions swapped."""
+        """A view with two dimensions swapped (of a 0-d tensor, dims 0 and -1: the same view, as PyTorch)."""
         order = list(range(self.dims))
         dim0, dim1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
-        order[dim0], order[dim1] = order[dim1], order[dim0]
+        if order:
+            order[dim0], order[dim1] = order[dim1], order[dim0]
         return self._keep(Permute.apply(self, tuple(order)))
 
     @property
@@ -518,8 +539,8 @@ class Tensor(Variable):
         if dim is None:
             dims = tuple(d for d, n in enumerate(self.shape) if n == 1)
             return self._keep(self._drop(self, dims)) if dims else self
-        dim = normalize_dim(dim, self.dims)
-        return self._keep(Squeeze.apply(self, dim)) if self.shape[dim] == 1 else self
+        dim = normalize_dim(dim, self.dims)  # (a 0-d tensor has dims 0 and -1, and nothing to squeeze)
+        return self._keep(Squeeze.apply(self, dim)) if self.dims and self.shape[dim] == 1 else self
 
     # -- dtypes: int64 and bool tensors hold whole numbers as float64, labelled ---------------
 
@@ -534,6 +555,12 @@ class Tensor(Variable):
         def __getattr__(self, name: str) -> Any: ...
 
 
+def _check_flag(value: Any, fn: str, arg: str) -> None:
+    """A TypeError unless value is True or False (as PyTorch's for ``keepdim=1`` or ``requires_grad="yes"``)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument '{arg}' must be bool (True or False), not {type(value).__name__}: {value!r}")
+
+
 def _tensor_of(x: Any) -> Any:
     """x, or the Tensor that x (an ``nn.Parameter``) holds: a Parameter stands for its value."""
     value = getattr(x, "value", None) if not isinstance(x, Tensor) else None
@@ -546,8 +573,13 @@ def _tensor_of(x: Any) -> Any:
 def tensor(
     data: Any, backend: BackendLike = None, requires_grad: bool = False, *, dtype: Any = None, device: Any = None
 ) -> Tensor:
-    """A new tensor (float64, or ``dtype``) from a number, nested lists of numbers, a numpy array or a Tensor."""
-    array = data.to_numpy() if isinstance(data, Tensor) else _numbers_array(data)
+    """A new tensor (float64, or ``dtype``) from a number, nested lists of numbers, a numpy array or a Tensor.
+
+    Integers beyond 2**53 in magnitude are refused (float64, which holds every tensor, would round
+    them), unless ``dtype`` is a floating one, which rounds in PyTorch too; see ``dtypes.exact_float``.
+    """
+    rounding = (dtypes.as_dtype(dtype) or _INT64).is_floating_point
+    array = data.to_numpy() if isinstance(data, Tensor) else _numbers_array(data, rounding)
     default = data._dtype if isinstance(data, Tensor) else _FLOAT64
     return _typed(array, dtype, device, backend, requires_grad, default)
 
@@ -565,7 +597,7 @@ def _typed(
     d = dtypes.stored(dtypes.as_dtype(dtype) or default)
     t = Tensor.from_numpy(dtypes.convert(array, d), _place(device, backend))
     t._dtype = d
-    return t.requires_grad_(requires_grad)
+    return t.requires_grad_(False if requires_grad is None else requires_grad)  # (None: the default, as PyTorch)
 
 
 def _place(device: Any, backend: BackendLike) -> backends.TensorBackend:
@@ -581,12 +613,13 @@ def _labelled(t: Tensor, dtype: Any, requires_grad: bool) -> Tensor:
     """t (zeros or ones, right as any dtype) labelled ``dtype``, then requires_grad_."""
     if dtype is not None:
         t._dtype = dtypes.stored(dtypes.as_dtype(dtype) or _FLOAT64)
-    return t.requires_grad_(requires_grad)
+    return t.requires_grad_(False if requires_grad is None else requires_grad)  # (None: the default, as PyTorch)
 
 
-def _numbers_array(data: Any) -> np.ndarray:
-    """``data`` as a new float64 array: bools and ints convert, and anything that is not a real
-    number (None, a string, a complex number, ...) is a TypeError naming it."""
+def _numbers_array(data: Any, rounding: bool = False) -> np.ndarray:
+    """``data`` as a new float64 array: bools and ints convert (ints beyond 2**53 in magnitude only
+    with ``rounding``), and anything that is not a real number (None, a string, a complex number,
+    ...) is a TypeError naming it."""
     try:
         array = np.array(data)  # a copy, of an array too: the tensor never shares the caller's
     except RuntimeError:  # a tensor in the lists requires grad: numpy's read of it refuses (as PyTorch's)
@@ -602,7 +635,7 @@ def _numbers_array(data: Any) -> np.ndarray:
         if isinstance(data, np.ndarray):
             raise TypeError(f"tensor(): expected an array of real numbers, got a numpy array of dtype {data.dtype}")
         raise TypeError(_explain_bad_data(data) or f"tensor(): expected real numbers, got values of type {array.dtype}")
-    return array.astype(np.float64, copy=False)
+    return dtypes.exact_floats(array, "tensor()", rounding)
 
 
 def _detached(data: Any) -> Any:

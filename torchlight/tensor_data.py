@@ -53,6 +53,23 @@ def prod(shape: Iterable[int]) -> int:
     return math.prod(shape)
 
 
+# Sizes, element counts and byte counts are 64-bit signed integers, as in PyTorch: a shape whose
+# count does not fit is refused where it is made, never left to wrap around (or to hang a kernel
+# that loops over 2**64 elements).
+INT64_MAX = 2**63 - 1
+_MAX_STORAGE = INT64_MAX // 8  # float64 elements whose byte count (8 each) still fits
+
+
+def check_storage(shape: Sequence[int]) -> None:
+    """PyTorch's RuntimeError for a new storage of this shape whose byte count (8 per float64
+    element) is more than an int64 counts."""
+    if prod(shape) > _MAX_STORAGE:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)}: {prod(shape)} float64 elements "
+            f"of 8 bytes each are more than 2**63 - 1 bytes"
+        )
+
+
 def strides_from_shape(shape: Sequence[int]) -> Shape:
     """The strides of a contiguous (row-major) tensor of this shape: (3, 1) for (2, 3).
 
@@ -215,8 +232,12 @@ class TensorData:
 
     @classmethod
     def _empty(cls, shape: Shape) -> "TensorData":
-        # empty() for a shape already known valid (a tuple of sizes taken from another TensorData).
-        return cls._fresh(np.empty(prod(shape)), shape)
+        # empty() for a shape of valid sizes (taken from other TensorDatas) whose element count
+        # may still be too large: broadcasting (2**62, 1) with (1, 4), say.
+        size = prod(shape)
+        if size > _MAX_STORAGE:
+            check_storage(shape)
+        return cls._fresh(np.empty(size), shape)
 
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":
@@ -369,6 +390,11 @@ class TensorData:
                     f"at non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: "
                     f"{list(self.shape)}"
                 )
+        if prod(new_shape) > INT64_MAX:  # (a view costs no memory, but its element count must be a number)
+            raise RuntimeError(
+                f"numel: integer multiplication overflow: expand to sizes {new_shape} would make "
+                f"{prod(new_shape)} elements, more than 2**63 - 1"
+            )
         return self._view(new_shape, new_strides)
 
     def unsqueeze(self, dim: int) -> "TensorData":
@@ -380,8 +406,11 @@ class TensorData:
         )
 
     def squeeze(self, dim: int) -> "TensorData":
-        """A view without dimension ``dim``, which must have size 1."""
+        """A view without dimension ``dim``, which must have size 1 (of a 0-d tensor, dims 0 and -1
+        name the tensor itself, as in PyTorch: the view is the same)."""
         dim = normalize_dim(dim, len(self.shape))
+        if not self.shape:
+            return self._view((), ())
         if self.shape[dim] != 1:
             raise RuntimeError(f"squeeze: dimension {dim} has size {self.shape[dim]}, not 1 (shape {self.shape})")
         return self._view(self.shape[:dim] + self.shape[dim + 1 :], self.strides[:dim] + self.strides[dim + 1 :])
@@ -402,6 +431,7 @@ class TensorData:
         if named > len(self.shape):
             raise IndexingError(
                 f"too many indices for tensor of dimension {len(self.shape)} (got {named} for shape {self.shape})"
+                + ("; a 0-d tensor has no dimension to index: .item() gives its value" if not self.shape else "")
             )
         if sum(1 for k in key if k is Ellipsis) > 1:
             raise IndexingError("an index can only have a single ellipsis ('...')")
@@ -490,12 +520,14 @@ def _device_copy(data: TensorData) -> Any:
 
 
 def _valid_shape(shape: Sequence[int]) -> Shape:
-    """``shape`` as a tuple of non-negative ints: a TypeError for a size that is not an int, a
-    RuntimeError for a negative one (as PyTorch's)."""
+    """``shape`` as a tuple of non-negative ints, for a new storage: a TypeError for a size that is
+    not an int, a RuntimeError for a negative one or for more bytes than an int64 counts (as
+    PyTorch's)."""
     sizes = _int_sizes(shape)
     for s in sizes:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
+    check_storage(sizes)
     return sizes
 
 
@@ -509,13 +541,21 @@ def _shape_arg(shape: Tuple[ShapeArg, ...]) -> Shape:
 def _int_sizes(sizes: Iterable[Any]) -> Shape:
     """``sizes`` as a tuple of ints, or a TypeError naming the first that is not an int.
 
-    bools and floats are refused, even 2.0: a size is a count, and PyTorch refuses them too.
+    bools and floats are refused, even 2.0: a size is a count, and PyTorch refuses them too. So
+    are sizes beyond a 64-bit integer's range (PyTorch: "Overflow when unpacking long long").
     """
     sizes = tuple(sizes)
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {sizes}")
-    return tuple(int(s) for s in sizes)
+    ints = tuple(int(s) for s in sizes)
+    for s in ints:
+        if not -INT64_MAX - 1 <= s <= INT64_MAX:
+            raise TypeError(
+                f"Overflow when unpacking long long: the size {s} in {ints} does not fit in a 64-bit "
+                "integer (sizes run up to 2**63 - 1)"
+            )
+    return ints
 
 
 def infer_shape(sizes: Sequence[int], size: int) -> Shape:

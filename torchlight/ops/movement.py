@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Tuple
 
 import numpy as np
 
+from .. import dtypes
 from .. import scalar as op
 from ..autograd.function import Context, Function
 from ..tensor_data import IndexingError, Shape, TensorData, normalize_dim
@@ -249,7 +250,9 @@ def _at_least_1d(t: Tensor) -> Tensor:
 
 
 def _check_gather(a: Tensor, dim: int, index: Tensor) -> None:
-    """A clear error for an index that does not fit a along dim: its backend, dims, sizes, values."""
+    """A clear error for an index that does not fit a along dim: its backend, dtype, dims, sizes, values."""
+    if getattr(index, "_dtype", None) is dtypes.bool_:  # (a mask is not positions: PyTorch refuses it too)
+        raise RuntimeError("gather(): Expected dtype int64 for index, got a bool tensor: convert it with .long()")
     if index.backend is not a.backend:
         raise RuntimeError(
             f"gather(): expected the index on the input's '{a.backend.name}' backend, but it is on the "

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Optional
 
+import numpy as np
+
 from ..autograd.function import Context, Function
 from ..tensor_data import prod
 from .selection import where
@@ -53,6 +55,8 @@ def var(
 ) -> Tensor:
     """The variance over ``dim``: the sum of squared deviations from the mean, divided by
     n - correction (``correction`` 1 by default, Bessel's; ``unbiased=False`` means 0)."""
+    if not isinstance(unbiased, (bool, np.bool_)):
+        raise TypeError(f"var(): argument 'unbiased' must be bool (True or False), not {type(unbiased).__name__}")
     if correction is None:
         correction = 1 if unbiased else 0
     dims = x._dims(dim)
