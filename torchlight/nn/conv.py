@@ -56,6 +56,8 @@ class _ConvNd(Module):
         self.stride: Tuple[int, ...] = int_tuple(name, "stride", stride, self._spatial)
         if min(self.stride) < 1:
             raise ValueError(f"{name}: stride must be positive, got {stride!r}")
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of 'same' or 'valid'")
         self.padding: Union[str, Tuple[int, ...]] = (
             padding if isinstance(padding, str) else int_tuple(name, "padding", padding, self._spatial)
         )

@@ -24,12 +24,13 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import random  # noqa: F401  (dropout's code, stage 4.4, uses it)
+from ..dtypes import bool_
 from ..ops import fused
 from ..ops.adaptive_pooling import adaptive_avg_pool2d, adaptive_max_pool2d
 from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
 from ..ops.selection import where
-from ..tensor import Tensor
+from ..tensor import Tensor, _check_flag
 from ..tensor_data import normalize_dim
 
 __all__ = [
@@ -70,6 +71,11 @@ def _check_tensor(x: Any, fn: str, name: str) -> None:
 def _check_reduction(reduction: Any, fn: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction: expected 'mean', 'sum' or 'none'")
+
+
+def _check_ignore_index(ignore_index: Any, fn: str) -> None:
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'ignore_index' must be int, not {type(ignore_index).__name__}")
 
 
 def _check_same_shape(input: Tensor, target: Any, fn: str) -> None:
@@ -152,9 +158,14 @@ def _dim(input: Any, dim: Any, fn: str) -> int:
 
 
 def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(input), dim)), finite wherever the answer is (as ``torch.logsumexp``)."""
+    """log(sum(exp(input), dim)), finite wherever the answer is (as ``torch.logsumexp``); -inf
+    along a dimension of size 0 (the log of an empty sum, as PyTorch)."""
     dim = _dim(input, dim, "logsumexp")
-    out = _logsumexp_kept(input, dim)
+    _check_flag(keepdim, "logsumexp", "keepdim")
+    if _no_elements_along(input, dim):  # (no maximum to shift by)
+        out = input.exp().sum(dim, keepdim=True).log()
+    else:
+        out = _logsumexp_kept(input, dim)
     return out if keepdim or input.dims == 0 else out.squeeze(dim)
 
 
@@ -169,9 +180,17 @@ def _logsumexp_kept(input: Tensor, dim: int) -> Tensor:
     # END SOLUTION 4.4
 
 
+def _no_elements_along(input: Tensor, dim: int) -> bool:
+    """True where ``dim`` (valid) has size 0: a softmax along it has nothing to normalize, and
+    its result is input's empty shape (PyTorch's), not the error of a maximum over nothing."""
+    return input.dims > 0 and input.shape[dim] == 0
+
+
 def softmax(input: Tensor, dim: int) -> Tensor:
     """exp(input) / sum(exp(input), dim): probabilities along ``dim`` (as ``F.softmax``)."""
     dim = _dim(input, dim, "softmax")
+    if _no_elements_along(input, dim):
+        return input.clone()
     # BEGIN SOLUTION 4.4: exp, sum and divide, without overflow
     e = (input - input.detach().max(dim, keepdim=True).values).exp()
     return e / e.sum(dim, keepdim=True)
@@ -181,6 +200,8 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 def log_softmax(input: Tensor, dim: int) -> Tensor:
     """log(softmax(input, dim)), finite even where softmax underflows to 0 (as ``F.log_softmax``)."""
     dim = _dim(input, dim, "log_softmax")
+    if _no_elements_along(input, dim):
+        return input.clone()
     # BEGIN SOLUTION 4.4: (input - m) - log(sum(exp(input - m))), m the maximum along dim
     # HINT: as logsumexp, but subtract the maximum before adding anything to it: for logits of 1e16,
     # HINT: 1e16 - (1e16 + log 3) rounds to -2.0 or 0.0, where (x - m) - log(3) is exact.
@@ -201,6 +222,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     _check_tensor(input, "dropout", "input")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+    _check_flag(training, "dropout", "training")
     if not training or p == 0.0:
         return input
     if p == 1.0:  # everything dropped (1 / (1 - p) would divide by zero)
@@ -251,6 +273,10 @@ def _class_indices(input: Tensor, target: Any, cdim: int, ignore_index: int, fn:
     """The target's class indices as an int array of input's shape without the class dimension."""
     expected = input.shape[:cdim] + input.shape[cdim + 1 :]
     values = target.to_numpy() if isinstance(target, Tensor) else np.asarray(target)
+    if (target.dtype if isinstance(target, Tensor) else None) is bool_ or values.dtype.kind == "b":
+        raise RuntimeError(
+            f"{fn}(): expected target dtype to be Long (class indices), but got Bool: convert it with .long()"
+        )
     if values.dtype.kind not in "fiub" or values.shape != expected:
         what = f"shape {values.shape}" if values.dtype.kind in "fiub" else f"{type(target).__name__} {target!r}"
         raise ValueError(
@@ -334,6 +360,7 @@ def nll_loss(
     equal to ``ignore_index`` count for nothing.
     """
     _check_reduction(reduction, "nll_loss")
+    _check_ignore_index(ignore_index, "nll_loss")
     cdim = _class_dim(input, "nll_loss")
     weights = _class_weights(weight, input.shape[cdim], "nll_loss")
     indices = _class_indices(input, target, cdim, ignore_index, "nll_loss")
@@ -361,6 +388,7 @@ def cross_entropy(
     distribution over the C classes.
     """
     _check_reduction(reduction, "cross_entropy")
+    _check_ignore_index(ignore_index, "cross_entropy")
     cdim = _class_dim(input, "cross_entropy")
     n_classes = input.shape[cdim]
     weights = _class_weights(weight, n_classes, "cross_entropy")
@@ -372,6 +400,11 @@ def cross_entropy(
     dist: Any
     support: Optional[np.ndarray] = None  # where the target puts weight (None: soft targets, everywhere)
     if isinstance(target, Tensor) and target.shape == input.shape:  # class probabilities
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                f"cross_entropy(): Expected floating point type for target with class probabilities, got "
+                f"{target.dtype} (class indices have input's shape without its class dimension)"
+            )
         dist = target if smoothing == 0.0 else target * (1.0 - smoothing) + smoothing / n_classes
         if weight is not None:
             dist = dist * input._constant(_along(weights, cdim, input.dims))
@@ -490,6 +523,8 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     values = tensor.to_numpy() if isinstance(tensor, Tensor) else np.asarray(tensor)
     if values.dtype.kind not in "fiub":
         raise TypeError(f"one_hot(): expected a tensor of class indices, got {type(tensor).__name__}")
+    if (tensor.dtype if isinstance(tensor, Tensor) else None) is bool_ or values.dtype.kind == "b":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor (got a bool tensor)")
     if not isinstance(num_classes, (int, np.integer)) or isinstance(num_classes, bool):
         raise TypeError(f"one_hot(): num_classes must be an int, got {type(num_classes).__name__}")
     whole = values == np.round(values)

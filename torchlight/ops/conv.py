@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
 from ..autograd.function import Context, Function
 from ..backends.base import conv_output_size
+from ..tensor_data import check_storage
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -235,6 +236,10 @@ def _conv(
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
             f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input size"
         )
+    # the columns that unfold will make, (N, C * K, L): a size whose storage no int64 counts is
+    # refused here, naming it, before any kernel loops over it
+    windows = math.prod(conv_output_size(x.shape[2:], kernel, stride, padding))
+    check_storage((x.shape[0], x.shape[1] * math.prod(kernel), windows))
     out = convolve(x, weight, bias, stride, padding)
     return out if batched else out.squeeze(0)
 
@@ -250,6 +255,11 @@ def int_tuple(name: str, arg: str, value: Any, n: int) -> Tuple[int, ...]:
     for v in values:
         if not isinstance(v, numbers.Integral) or isinstance(v, bool):
             raise TypeError(f"{name}(): argument '{arg}' must be an int or a tuple of {n} ints, but got {value!r}")
+        if not -(2**63) <= int(v) < 2**63:  # (a kernel's arguments are int64s: numba's would overflow)
+            raise ValueError(
+                f"{name}(): Overflow when unpacking long long: argument '{arg}' = {value!r} does not fit in a "
+                "64-bit integer"
+            )
     if len(values) != n:
         raise RuntimeError(
             f"expected {arg} to be a single integer value or a list of {n} values to match the "
