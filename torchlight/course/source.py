@@ -45,6 +45,7 @@ _JUNK_DIRS = {
     ".pytest_cache",
     ".hypothesis",
     ".ipynb_checkpoints",
+    ".cache",  # the course site's notebook runs (docs/hooks/notebook_outputs.py)
     "build",
     "dist",
 }
