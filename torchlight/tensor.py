@@ -284,13 +284,20 @@ class Tensor(Variable):
     def _alias(self) -> "Tensor":
         return self._new(self._data)
 
-    def backward(self, gradient: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+    def backward(
+        self, gradient: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False, *, grad: Any = None
+    ) -> None:
         """Accumulate into ``.grad`` of every leaf the gradient of this tensor (times ``gradient``).
 
-        ``gradient`` may be left out for a one-element tensor. The graph's saved tensors are freed
-        afterwards unless ``retain_graph=True`` (default: ``create_graph``); ``create_graph=True``
-        records the backward pass itself, for higher-order gradients.
+        ``gradient`` may be left out for a one-element tensor (``grad=`` is the same argument by
+        the course contract's name). The graph's saved tensors are freed afterwards unless
+        ``retain_graph=True`` (default: ``create_graph``); ``create_graph=True`` records the
+        backward pass itself, for higher-order gradients.
         """
+        if grad is not None:
+            if gradient is not None:
+                raise TypeError("backward() got both gradient= and grad= (the same argument): pass one")
+            gradient = grad
         if self.history is None:
             raise RuntimeError(
                 "element 0 of tensors does not require grad and does not have a grad_fn "

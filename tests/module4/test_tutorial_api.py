@@ -514,3 +514,11 @@ def test_writing_through_an_index_keeps_the_rules_of_in_place_changes():
     y[[0]] = 1.0
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_backward_also_takes_the_contracts_keyword_grad():
+    x = torchlight.tensor(V, requires_grad=True)
+    (x * x).backward(grad=torchlight.ones(4))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * V)
+    with pytest.raises(TypeError, match="both gradient= and grad="):
+        (x * x).backward(torchlight.ones(4), grad=torchlight.ones(4))
