@@ -119,14 +119,14 @@ def executed(root: Path, notebook: Path) -> "nbformat.NotebookNode":
         return nbformat.reads(cache.read_text(encoding="utf-8"), as_version=4)
     nb = nbformat.reads(text, as_version=4)
     started = time.perf_counter()
-    _run(nb, notebook.parent)
+    _run(nb, notebook)
     print(f"ran {notebook.name} in {time.perf_counter() - started:.0f} s")
     _store(cache, notebook, nb)
     return nb
 
 
-def _run(nb: "nbformat.NotebookNode", cwd: Path) -> None:
-    """Run every cell but the grading cells, in a kernel of this very Python, in ``cwd``."""
+def _run(nb: "nbformat.NotebookNode", notebook: Path) -> None:
+    """Run every cell but the grading cells, in a kernel of this very Python, in the notebook's folder."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -143,10 +143,10 @@ def _run(nb: "nbformat.NotebookNode", cwd: Path) -> None:
         os.environ["JUPYTER_PATH"] = spec_root + (os.pathsep + saved if saved else "")
         try:
             NotebookClient(
-                sub, timeout=CELL_TIMEOUT, kernel_name=KERNEL, resources={"metadata": {"path": str(cwd)}}
+                sub, timeout=CELL_TIMEOUT, kernel_name=KERNEL, resources={"metadata": {"path": str(notebook.parent)}}
             ).execute()
         except CellExecutionError as error:
-            raise PluginError(f"notebooks/{cwd.name}: a cell failed while running it for the site:\n{error}") from None
+            raise PluginError(f"{notebook.name}: a cell failed while running it for the site:\n{error}") from None
         finally:
             if saved is None:
                 os.environ.pop("JUPYTER_PATH", None)
