@@ -522,3 +522,18 @@ def test_backward_also_takes_the_contracts_keyword_grad():
     np.testing.assert_allclose(x.grad.numpy(), 2 * V)
     with pytest.raises(TypeError, match="both gradient= and grad="):
         (x * x).backward(torchlight.ones(4), grad=torchlight.ones(4))
+
+
+def test_a_position_written_twice_keeps_the_last_value_and_its_gradient_only():
+    # PyTorch leaves the value unspecified and gives every value written there the gradient; the
+    # derivative of what is kept is the last value's alone, as central differences say.
+    def write(a, v):
+        b = a.clone()
+        b[[0, 1, 1], [2, 0, 0]] = v
+        return b
+
+    a, v = torchlight.tensor(A[:2, :3], requires_grad=True), torchlight.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    assert write(a, v).detach()[1, 0].item() == 4.0
+    assert torchlight.autograd.gradcheck(write, (a, v))
+    assert torchlight.autograd.gradgradcheck(write, (a, v))
+    assert torchlight.autograd.gradcheck(write, (a, v), check_forward_ad=True)

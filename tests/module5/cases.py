@@ -14,6 +14,7 @@ import numpy as np
 import torchlight
 from torchlight import scalar
 from torchlight import ops as F
+from torchlight.ops import advanced_index as A
 from torchlight.ops import inplace as I
 
 
@@ -60,6 +61,18 @@ def _index_back_torch(torch, g):
 def _setitem(a, v):
     b = a.clone()
     b[:, 1:] = v
+    return b
+
+
+def _setitem_at(a, v):  # (issue 22: through lists of positions)
+    b = a.clone()
+    b[[0, 1], [2, 0]] = v
+    return b
+
+
+def _setitem_mask(a, v):
+    b = a.clone()
+    b[a.detach() > 0] = v
     return b
 
 
@@ -138,6 +151,25 @@ CASES = [
     Case("div_", lambda a, b: a.clone().div_(b), [(2, 3), (3,)], ["any", "pos"]),
     Case("fill_", lambda a, v: a.clone().fill_(v), [(2, 3), ()]),
     Case("setitem", _setitem, [(2, 3), (2, 2)]),
+    Case("setitem_at", _setitem_at, [(2, 3), (1,)]),
+    Case("setitem_mask", _setitem_mask, [(2, 3), ()]),
+    # indexing by lists and tensors, adaptive pooling (issue 22)
+    Case("take", lambda a: a[[1, 0, 1], [2, 2, 0]], [(2, 3)]),
+    Case("take_mask", lambda a: a[a.detach() > 0] * a[[1]].sum(), [(2, 3)]),
+    Case(
+        "adaptive_avg_pool2d",
+        lambda a: torchlight.nn.functional.adaptive_avg_pool2d(a, (2, 3)),
+        [(1, 1, 3, 4)],
+        (),
+        lambda torch, a: torch.nn.functional.adaptive_avg_pool2d(a, (2, 3)),
+    ),
+    Case(
+        "adaptive_max_pool2d",
+        lambda a: torchlight.nn.functional.adaptive_max_pool2d(a, (2, 3)) ** 2,
+        [(1, 1, 3, 4)],
+        ["distinct"],
+        lambda torch, a: torch.nn.functional.adaptive_max_pool2d(a, (2, 3)) ** 2,
+    ),
     # PyTorch's API beyond the stages (issue 14); maximum's b is shifted away from ties with a
     Case("sin", lambda a: a.sin(), [(2, 3)]),
     Case("cos", lambda a: a.cos(), [(2, 3)]),
@@ -151,7 +183,7 @@ COVERED = {
     F.Neg, F.Add, F.Sub, F.Mul, F.Div, F.Pow, F.Inv, F.InvBack, F.Log, F.LogBack, F.Exp, F.Sigmoid,
     F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.MaxDim, F.View, F.Permute,
     F.BroadcastView, F.Unsqueeze, F.Squeeze, F.Index, F.IndexBack, F.Copy, F.To, F.Gather,
-    I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem,
+    I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem, I.SetItemAt, A.Take, A.Put,
     F.Sin, F.Cos, F.Cat, F.Where, F.Maximum,
 }
 # Functions without a gradient (comparisons): their outputs never require grad.

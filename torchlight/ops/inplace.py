@@ -225,7 +225,8 @@ class SetItemAt(InplaceFunction):
 
     The elements are not a strided window, so forward writes the whole of a: its values with the
     picked ones replaced. Where a position is picked twice, the last value written stays (numpy's
-    rule; PyTorch leaves the order unspecified)."""
+    rule; PyTorch leaves the order unspecified), and only that value gets the gradient there
+    (PyTorch gives it to every value written there)."""
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, positions: np.ndarray, value: Tensor) -> Tensor:
@@ -240,6 +241,7 @@ class SetItemAt(InplaceFunction):
         kept = np.ones(len(values))
         kept[positions] = 0.0
         ctx.positions, ctx.kept = positions, a._new(TensorData(kept, a.shape))
+        ctx.written = _last_writes(a, positions)
         ctx.mark_dirty(a)
         return a
 
@@ -247,7 +249,10 @@ class SetItemAt(InplaceFunction):
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, None, Grad]:
         # a keeps its old values outside the picked elements (gradient g there) and loses them inside.
         ga = g * ctx.kept if ctx.needs_input_grad[0] else None
-        gv = Take.apply(g, ctx.positions) if ctx.needs_input_grad[2] else None  # summed to value's shape
+        gv = None
+        if ctx.needs_input_grad[2]:
+            gv = Take.apply(g, ctx.positions)  # summed down to value's shape by the engine
+            gv = gv if ctx.written is None else gv * ctx.written
         return ga, None, gv
 
     @staticmethod
@@ -255,5 +260,18 @@ class SetItemAt(InplaceFunction):
         outside = None if ta is None else ta * ctx.kept
         inside = None
         if tv is not None:
-            inside = Put.apply(tv.expand(ctx.positions.shape), ctx.kept.shape, ctx.positions)
+            tv = tv.expand(ctx.positions.shape)
+            inside = Put.apply(tv if ctx.written is None else tv * ctx.written, ctx.kept.shape, ctx.positions)
         return _plus(outside, inside)
+
+
+def _last_writes(a: Tensor, positions: np.ndarray) -> Optional[Tensor]:
+    """None where every position is picked once; else 1.0 at the last pick of each position (the
+    value that stays) and 0.0 at the earlier ones, in positions' shape."""
+    flat = positions.reshape(-1)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    if len(first_from_end) == len(flat):
+        return None
+    written = np.zeros(len(flat))
+    written[len(flat) - 1 - first_from_end] = 1.0
+    return a._new(TensorData(written, positions.shape))
