@@ -469,6 +469,8 @@ class TensorData:
 
     def to_numpy(self) -> np.ndarray:
         """A new numpy array (C-contiguous, float64) with this tensor's shape and values."""
+        if self.size > _MAX_STORAGE:  # (a view of 2**62 elements, say: PyTorch's error, not numpy's)
+            check_storage(self.shape)
         if not self.size:
             base = np.zeros(1)
         elif is_device_array(self.storage):  # only the run of storage this view spans comes over

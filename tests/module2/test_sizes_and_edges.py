@@ -138,6 +138,22 @@ def test_a_result_too_large_for_a_storage_is_refused_before_any_kernel(backend_n
         torch.ones(1, 1).expand(2**62, 1) + torch.ones(1, 1).expand(1, 4)
 
 
+@task2_3
+@pytest.mark.parametrize(
+    "make, shape",
+    [
+        (lambda tl: tl.zeros(1).repeat(2**62, 4), [2**62, 4]),
+        (lambda tl: tl.cat([tl.ones(1).expand(2**62), tl.ones(1).expand(2**62)]), [2**63]),
+        (lambda tl: tl.ones(1).expand(2**62).to_numpy(), [2**62]),
+    ],
+)
+def test_joining_or_copying_into_too_large_a_storage_names_its_shape(make, shape):
+    # (repeat named its inner expand, cat a size beyond int64, to_numpy numpy's "array is too big")
+    shown = ", ".join(map(str, shape))
+    with pytest.raises(RuntimeError, match=rf"Storage size calculation overflowed with sizes=\[{shown}\]"):
+        make(torchlight)
+
+
 @task2_1
 @pytest.mark.parametrize(
     "make, error, message",

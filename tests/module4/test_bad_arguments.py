@@ -184,6 +184,10 @@ def test_class_probabilities_must_be_floats():
 def test_one_hot_refuses_a_bool_tensor():
     with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
         F.one_hot(torchlight.tensor([1.0, 0.0]) == 1.0)  # (was read as classes 1 and 0)
+    with pytest.raises(
+        RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2, 4611686018427387904\]"
+    ):
+        F.one_hot(torchlight.tensor([1, 0], dtype=torchlight.int64), 2**62)  # (was numpy's "array is too big")
     torch = _torch()
     with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
         torch.nn.functional.one_hot(torch.tensor([True, False]))

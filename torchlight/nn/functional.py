@@ -31,7 +31,7 @@ from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
 from ..ops.selection import where
 from ..tensor import Tensor, _check_flag
-from ..tensor_data import normalize_dim
+from ..tensor_data import check_storage, normalize_dim
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -544,6 +544,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
             f"one_hot(): Class values must be smaller than num_classes: num_classes={num_classes}, "
             f"largest class value {indices.max()}"
         )
+    check_storage(indices.shape + (num_classes,))
     encoded = (indices[..., None] == np.arange(num_classes)).astype(np.float64)
     if isinstance(tensor, Tensor):
         return tensor._constant(encoded)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
 from .. import scalar as op
 from ..autograd.function import Context, Function
-from ..tensor_data import Shape, TensorData, _shape_arg, normalize_dim
+from ..tensor_data import Shape, TensorData, _shape_arg, check_storage, normalize_dim
 from .elementwise import Grad
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class Cat(Function):
         keys = _slices(dim, [t.shape[dim] for t in tensors])
         shape = list(tensors[0].shape)
         shape[dim] = sum(t.shape[dim] for t in tensors)
+        check_storage(shape)  # (before TensorData.zeros, whose error would be about a size beyond int64)
         out = tensors[0]._new(TensorData.zeros(tuple(shape)))
         for t, key in zip(tensors, keys, strict=True):
             t.backend.map(op.id)(t, out=out._new(out._data.getitem(key)))
@@ -126,6 +127,7 @@ def repeat(t: Tensor, *sizes: Any) -> Tensor:
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {r}: repeat{tuple(reps)}")
     shape = (1,) * (len(reps) - t.dims) + tuple(t.shape)
+    check_storage([r * n for r, n in zip(reps, shape, strict=True)])  # (PyTorch's error, naming the result)
     # each dimension n becomes a pair (1, n), expanded to (r, n): the copy holds r blocks of n
     ones_before = [m for n in shape for m in (1, n)]
     expanded = [m for r, n in zip(reps, shape, strict=True) for m in (r, n)]
