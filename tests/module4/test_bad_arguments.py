@@ -126,6 +126,21 @@ def test_a_conv_layer_refuses_an_unknown_padding_string(layer):
         getattr(torch.nn, layer.__name__)(1, 1, 3, padding="bad")
 
 
+@task4_2
+@pytest.mark.parametrize(
+    "make, shape",
+    [
+        (lambda: nn.Linear(2**40, 2**40), [2**40, 2**40]),
+        (lambda: nn.Conv2d(2**31, 2**31, 3), [2**31, 2**31, 3, 3]),
+        (lambda: nn.Conv1d(1, 2**62, 4), [2**62, 1, 4]),
+    ],
+)
+def test_a_layer_too_large_for_a_storage_names_its_weight_shape(make, shape):
+    shown = ", ".join(map(str, shape))
+    with pytest.raises(RuntimeError, match=rf"Storage size calculation overflowed with sizes=\[{shown}\]"):
+        make()  # (was numpy's "array is too big")
+
+
 # -- dropout and the losses -------------------------------------------------------------------------
 
 

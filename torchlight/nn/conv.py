@@ -16,6 +16,7 @@ from .. import random
 from ..backends import TensorBackend
 from ..ops.conv import conv1d, conv2d, int_tuple
 from ..tensor import Tensor, tensor
+from ..tensor_data import check_storage
 from .module import Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d"]
@@ -66,6 +67,7 @@ class _ConvNd(Module):
         rng = random.generator(seed, generator)
         bound = 1.0 / math.sqrt(in_channels * math.prod(kernel))
         shape = (out_channels, in_channels) + kernel
+        check_storage(shape)  # (PyTorch's error for a weight too large, not numpy's)
         self.weight = Parameter(tensor(rng.uniform(-bound, bound, shape), backend=backend))
         if bias:
             self.bias = Parameter(tensor(rng.uniform(-bound, bound, (out_channels,)), backend=backend))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import random
 from ..backends import TensorBackend
 from ..tensor import Tensor, tensor
+from ..tensor_data import check_storage
 from .module import Module, Parameter
 
 __all__ = ["Linear"]
@@ -52,6 +53,7 @@ class Linear(Module):
                 raise ValueError(f"Linear(in_features, out_features): {name} must be a positive int, got {n!r}")
         if seed is not None and generator is not None:
             raise ValueError("Linear: pass seed or generator, not both")
+        check_storage((out_features, in_features))  # (PyTorch's error for a weight too large, not numpy's)
         rng = random.generator(seed, generator)
         self.in_features, self.out_features = int(in_features), int(out_features)
         bound = 1.0 / math.sqrt(in_features)
