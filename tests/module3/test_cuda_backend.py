@@ -1,4 +1,4 @@
-"""Task 3.3: tensors on the cuda backend: their storage stays on the device between operations,
+"""Task 3.4: tensors on the cuda backend: their storage stays on the device between operations,
 ``to()`` moves them (gradients included), values come back by ``to_numpy()``, ``item()`` and
 printing, mixing backends is an error that says how to move, and where the backend cannot run,
 ``get("cuda")`` says what is missing and the two ways forward.
@@ -20,7 +20,7 @@ import torchlight
 from torchlight import backends, scalar
 from torchlight.tensor_data import TensorData, is_device_array
 
-pytestmark = pytest.mark.task3_3
+pytestmark = pytest.mark.task3_4
 
 UNAVAILABLE = ""
 try:

@@ -1,4 +1,4 @@
-"""Task 3.3: the cuda backend's map, zip and reduce kernels give the simple backend's answers.
+"""Task 3.4: the cuda backend's map, zip and reduce kernels give the simple backend's answers.
 
 They run in numba's CUDA simulator (tests/conftest.py), with the small blocks that
 ``torchlight/backends/cuda.py`` uses there; some cases also run larger blocks (a deeper tree in
@@ -21,7 +21,7 @@ from torchlight.tensor_data import TensorData
 
 from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of, shapes
 
-pytestmark = pytest.mark.task3_3
+pytestmark = pytest.mark.task3_4
 
 try:
     CUDA = backends.get("cuda")

@@ -1,4 +1,4 @@
-"""Task 3.4: the cuda backend's tiled matrix multiply gives the simple backend's products.
+"""Task 3.5: the cuda backend's tiled matrix multiply gives the simple backend's products.
 
 In numba's simulator (tests/conftest.py) the tiles are 2 x 2 (``cuda.TILE``), so that the small
 matrices here span several tiles in every direction, with partial tiles at the edges; one case
@@ -17,7 +17,7 @@ from torchlight import Tensor, backends
 
 from .strategies import LAYOUTS, floats, layout_of
 
-pytestmark = pytest.mark.task3_4
+pytestmark = pytest.mark.task3_5
 
 try:
     CUDA = backends.get("cuda")

@@ -1,4 +1,4 @@
-"""Task 3.5: training on the cuda backend (in numba's simulator): the fused operations equal their
+"""Task 3.6: training on the cuda backend (in numba's simulator): the fused operations equal their
 compositions there too, and a few epochs of the tensor network give the fast backend's losses.
 
 Only reductions and matrix products add in another order on cuda (a tree, tiles): the losses and
@@ -14,7 +14,7 @@ from . import test_fused
 from .cuda_reuse import cuda_versions
 from .strategies import reuse
 
-pytestmark = pytest.mark.task3_5
+pytestmark = pytest.mark.task3_6
 BACKENDS = ["cuda"]
 
 # Module 3's fused operations (ops/fused.py) against their compositions, on cuda. The fused Linear's

@@ -1,5 +1,5 @@
-"""Task 3.1: module 2's checks of bad arguments, empty tensors and NaN, rerun on the fast backend;
-and the shapes that once hung it.
+"""Task 3.2 (once map, zip and reduce are written): module 2's checks of bad arguments, empty
+tensors and NaN, rerun on the fast backend; and the shapes that once hung it.
 
 ``view(-2, -3)`` on a fast tensor of 6 elements was accepted (the product matches), and the next
 operation looped forever in a numba kernel, deaf to Ctrl-C. That case runs in a child process with
@@ -18,7 +18,7 @@ import torchlight
 
 from .strategies import reuse
 
-pytestmark = pytest.mark.task3_1
+pytestmark = pytest.mark.task3_2
 BACKENDS = ["fast"]
 
 

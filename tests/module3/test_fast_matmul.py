@@ -1,6 +1,7 @@
-"""Task 3.2: the fast backend's blocked matrix multiply against numpy: batched, broadcast over
+"""Task 3.3: the fast backend's blocked matrix multiply against numpy: batched, broadcast over
 batch dimensions, strided and transposed operands, sizes that are not multiples of the tile or
-the panel, on the serial and the parallel path."""
+the panel, on the serial and the parallel path. And the library's unrolled 4 x 4 tile (given, not
+the stage's code) against the stage's ``_dot``: the same sixteen sums."""
 
 import os
 import subprocess
@@ -17,7 +18,7 @@ from torchlight.backends import fast_matmul
 
 from .strategies import layout_of
 
-pytestmark = pytest.mark.task3_2
+pytestmark = pytest.mark.task3_3
 
 FAST = backends.get("fast")
 
@@ -83,6 +84,29 @@ def test_random_shapes_against_numpy(path, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     b_batch = data.draw(st.sampled_from([batch, (), (1,) * len(batch)]))
     check(rng.standard_normal(batch + (n, k)), rng.standard_normal(b_batch + (k, m)), *layouts)
+
+
+@pytest.mark.parametrize(
+    "kc, lda, ldb, out_strides",
+    [(1, 1, 1, (4, 1)), (3, 5, 3, (4, 1)), (8, 8, 11, (1, 4)), (257, 300, 257, (9, 2))],
+    ids=lambda v: str(v),
+)
+def test_the_unrolled_tile_is_sixteen_dots(kc, lda, ldb, out_strides):
+    # _tile (given) adds row r of a times row c of b into out's (r, c), for r, c in 0..3: each of
+    # them what _dot (yours) gives. Rows lda and ldb apart, starting past the arrays' first values.
+    rng = np.random.default_rng(kc)
+    a, b = rng.standard_normal(7 + 3 * lda + kc), rng.standard_normal(5 + 3 * ldb + kc)
+    so_r, so_c = out_strides
+    before = rng.standard_normal(2 + 3 * (so_r + so_c) + 1)
+    out = before.copy()
+    fast_matmul._tile(a, 7, lda, b, 5, ldb, kc, out, 2, so_r, so_c)
+    for r in range(4):
+        for c in range(4):
+            at = 2 + r * so_r + c * so_c
+            dot = fast_matmul._dot(a, 7 + r * lda, b, 5 + c * ldb, kc)
+            assert np.isclose(out[at] - before[at], dot, rtol=1e-12, atol=1e-12 * kc), (
+                f"the tile's ({r}, {c}) sum is {out[at] - before[at]}, _dot of the same rows (kc = {kc}) gives {dot}"
+            )
 
 
 def test_expanded_operands_with_zero_strides(path):
@@ -155,6 +179,16 @@ def test_products_in_several_python_threads_do_not_share_packing_buffers():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_the_matrix_product_checks_its_dot_in_python_first(monkeypatch):
+    def stubbed_dot(a, ia, b, ib, kc):
+        raise NotImplementedError("Task 3.3: implement _dot in torchlight/backends/fast_matmul.py")
+
+    monkeypatch.setattr(fast_matmul, "_pointers", {})
+    monkeypatch.setattr(fast_matmul, "_dot", stubbed_dot)
+    with pytest.raises(NotImplementedError, match=r"^Task 3\.3: implement _dot"):
+        fast_matmul._first_use()
 
 
 def test_the_parallel_product_needs_no_tbb_or_openmp():

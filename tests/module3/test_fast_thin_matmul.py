@@ -9,7 +9,7 @@ import torchlight
 from torchlight import backends
 from torchlight.backends import fast_matmul
 
-pytestmark = pytest.mark.task3_2
+pytestmark = pytest.mark.task3_3
 
 FAST, SIMPLE = backends.get("fast"), backends.get("simple")
 

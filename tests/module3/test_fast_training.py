@@ -1,4 +1,4 @@
-"""Task 3.5: training the tensor network on the fast backend: the same numbers as on simple, and a
+"""Task 3.6: training the tensor network on the fast backend: the same numbers as on simple, and a
 2 -> 100 -> 100 -> 1 network (too slow for simple) that learns the split data set."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from project.train_tensor import train
 
-pytestmark = pytest.mark.task3_5
+pytestmark = pytest.mark.task3_6
 
 
 def test_fast_trains_exactly_as_simple_does():

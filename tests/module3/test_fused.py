@@ -1,4 +1,4 @@
-"""Task 3.5: the fused operations (ops/fused.py) compute what their composed versions compute.
+"""Task 3.6: the fused operations (ops/fused.py) compute what their composed versions compute.
 
 Module 2 composes sub, div, tanh and linear of primitives; module 3 fuses each into one Function
 for speed, and Tensor's operators and nn.Linear use the fused ones. Here each pair must agree in
@@ -13,7 +13,7 @@ from torchlight import ops
 from torchlight.autograd import gradcheck
 from torchlight.nn import Linear
 
-pytestmark = pytest.mark.task3_5
+pytestmark = pytest.mark.task3_6
 
 BACKENDS = ["simple", "fast"]
 

@@ -1,4 +1,5 @@
-"""Task 3.1: large map, zip and reduce with a short last dimension give what numpy gives.
+"""Tasks 3.1 (map and zip) and 3.2 (reduce): large operations with a short last dimension give what
+numpy gives.
 
 For such tensors TensorBackend hands the kernels views with dimensions merged and a long one last
 (backends/base.py: ``_long_rows``, ``_rows_of_reduction``), which must not change a single value:
@@ -14,8 +15,6 @@ from torchlight import scalar
 from torchlight.backends import base
 from torchlight.tensor_data import TensorData
 
-pytestmark = pytest.mark.task3_1
-
 BACKENDS = ["simple", "fast"]
 
 # just over the size from which the views are made: the simple backend loops in Python
@@ -26,6 +25,7 @@ def _tensor(a, backend):
     return torchlight.Tensor.from_numpy(np.ascontiguousarray(a), backend)
 
 
+@pytest.mark.task3_1
 def test_the_views_are_used_from_that_size_on():
     big, small = TensorData.zeros((N, 2, 4)), TensorData.zeros((4, 2, 4))
     assert base._long_rows(small, small) is None and base._rows_of_reduction(small, 2) is None
@@ -35,6 +35,7 @@ def test_the_views_are_used_from_that_size_on():
     assert base._rows_of_reduction(big, 2) == ((4, N * 2), (1, 4))
 
 
+@pytest.mark.task3_1
 def test_map_of_permuted_and_sliced_inputs(backend_name):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, N, 2))
@@ -46,6 +47,7 @@ def test_map_of_permuted_and_sliced_inputs(backend_name):
     np.testing.assert_array_equal(backend.map(scalar.exp)(sliced).to_numpy(), np.exp(wide.to_numpy()[:, ::2, ::2]))
 
 
+@pytest.mark.task3_1
 def test_zip_with_broadcasting_and_out(backend_name):
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((N, 3, 4)), rng.standard_normal((3, 1))
@@ -60,6 +62,7 @@ def test_zip_with_broadcasting_and_out(backend_name):
     np.testing.assert_array_equal(storage.to_numpy(), (a + b).transpose(2, 1, 0))
 
 
+@pytest.mark.task3_2
 @pytest.mark.parametrize("fn, start, reference", [(scalar.add, 0.0, np.sum), (scalar.max, -np.inf, np.max)])
 def test_reduce_along_a_short_last_dimension(backend_name, fn, start, reference):
     rng = np.random.default_rng(2)
@@ -75,6 +78,7 @@ def test_reduce_along_a_short_last_dimension(backend_name, fn, start, reference)
         np.testing.assert_array_equal(out.to_numpy()[..., 0], reference(expected, axis=2))
 
 
+@pytest.mark.task3_2
 def test_sum_folds_in_the_same_order_as_the_plain_path():
     """Bit for bit: each element still folds its line from index 0 up."""
     rng = np.random.default_rng(3)

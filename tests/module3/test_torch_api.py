@@ -1,13 +1,14 @@
-"""Task 3.1: PyTorch's beginner API (issue 14) on the fast backend: module 2's tests of it
-(tests/module2/test_torch_api.py and test_torch_api_grad.py), imported and rerun with
-``BACKENDS = ["fast"]``, so that both backends give the same values, gradients and errors.
-The matrix products are task 3.2's and stay out (as in test_fast_tensor_ops.py)."""
+"""Task 3.2 (once map, zip and reduce are written): PyTorch's beginner API (issue 14) on the fast
+backend: module 2's tests of it (tests/module2/test_torch_api.py and test_torch_api_grad.py),
+imported and rerun with ``BACKENDS = ["fast"]``, so that both backends give the same values,
+gradients and errors.
+The matrix products are task 3.3's and stay out (as in test_fast_tensor_ops.py)."""
 
 import pytest
 
 from .strategies import reuse
 
-pytestmark = pytest.mark.task3_1
+pytestmark = pytest.mark.task3_2
 BACKENDS = ["fast"]
 
 

@@ -1,6 +1,6 @@
 """Stage 5.3: the fused operations of module 3 have second derivatives, as their compositions do.
 
-(Their values and first derivatives are stage 3.5's: tests/module3/test_fused.py.)
+(Their values and first derivatives are stage 3.6's: tests/module3/test_fused.py.)
 """
 
 import numpy as np

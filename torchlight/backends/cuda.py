@@ -11,12 +11,12 @@ at ``cuda.syncthreads()``; threads of different blocks cannot wait for each othe
 The kernels compute what ``simple.py`` computes, with the same index arithmetic
 (``torchlight/indexing.py``, compiled here as device functions, not copied):
 
-- map and zip (3.3): one thread per element of out; thread i turns its ordinal into an index
+- map and zip (3.4): one thread per element of out; thread i turns its ordinal into an index
   and reads the inputs it broadcasts from.
-- reduce (3.3): one block per element of out; its threads fold parts of the line in
+- reduce (3.4): one block per element of out; its threads fold parts of the line in
   registers, then combine their partial results in shared memory, halving the count at each
   step (a tree), with a ``syncthreads`` between steps.
-- matrix multiply (3.4): one thread per element of out, in square blocks (tiles); the block
+- matrix multiply (3.5): one thread per element of out, in square blocks (tiles); the block
   copies a tile of ``a`` and a tile of ``b`` into shared memory, each thread adds up its
   products from there, then the next pair of tiles comes in. Each value is read from global
   memory once per tile instead of once per product.
@@ -286,16 +286,16 @@ def map_kernel(fn: Callable[[float], float]) -> Callable:
                 out[i] = f(a[i])
                 i += step
             return
-        out_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.3's code uses it)
-        a_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.3's code uses it)
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.4's code uses it)
+        a_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.4's code uses it)
         while i < size:
-            # BEGIN SOLUTION 3.3: thread i's element of out
+            # BEGIN SOLUTION 3.4: thread i's element of out
             # HINT: as the simple kernel's loop body, for the one ordinal i: its index in out
             # (to_index), the index of a that it reads (broadcast_index), then the two positions.
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
             out[index_to_position(out_index, out_strides)] = f(a[index_to_position(a_index, a_strides)])
-            # END SOLUTION 3.3
+            # END SOLUTION 3.4
             i += step
 
     _raise_if_kernel_stub(kernel)
@@ -328,18 +328,18 @@ def zip_kernel(fn: Callable[[float, float], float]) -> Callable:
                 out[i] = f(a[i], b[i])
                 i += step
             return
-        out_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.3's code uses it)
-        a_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.3's code uses it)
-        b_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.3's code uses it)
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.4's code uses it)
+        a_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.4's code uses it)
+        b_index = cuda.local.array(MAX_DIMS, numba.int64)  # noqa: F841  (stage 3.4's code uses it)
         while i < size:
-            # BEGIN SOLUTION 3.3: thread i's element of out
+            # BEGIN SOLUTION 3.4: thread i's element of out
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
             broadcast_index(out_index, out_shape, b_shape, b_index)
             x = a[index_to_position(a_index, a_strides)]
             y = b[index_to_position(b_index, b_strides)]
             out[index_to_position(out_index, out_strides)] = f(x, y)
-            # END SOLUTION 3.3
+            # END SOLUTION 3.4
             i += step
 
     _raise_if_kernel_stub(kernel)
@@ -395,9 +395,9 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
     def fold_line(a, base, step, n, partial):
         """The threads of a block fold the n >= 1 values a[base], a[base + step], ...; the
         result lands in partial[0] (partial: shared memory, one place per thread)."""
-        t = cuda.threadIdx.x  # noqa: F841  (stage 3.3's code uses it)
-        threads = cuda.blockDim.x  # noqa: F841  (stage 3.3's code uses it)
-        # BEGIN SOLUTION 3.3: fold the line in the block: each thread its share, then a tree in shared memory
+        t = cuda.threadIdx.x  # noqa: F841  (stage 3.4's code uses it)
+        threads = cuda.blockDim.x  # noqa: F841  (stage 3.4's code uses it)
+        # BEGIN SOLUTION 3.4: fold the line in the block: each thread its share, then a tree in shared memory
         # HINT: thread t folds values t, t + threads, t + 2 * threads, ... into partial[t]; the first
         # min(n, threads) places then hold a value each. Then, for s = threads // 2, threads // 4,
         # ..., 1: thread t < s folds partial[t + s] into partial[t] (if that place holds a value).
@@ -417,7 +417,7 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
                 partial[t] = f(partial[t], partial[t + s])
             cuda.syncthreads()
             s //= 2
-        # END SOLUTION 3.3
+        # END SOLUTION 3.4
 
     def kernel(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start, size):
         # Row y of the block's threads folds the line of out's element blockIdx.x * blockDim.y + y
@@ -514,14 +514,14 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
 
 def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     """Thread (x, y) of block (X, Y, p) computes out[p, i, j] for i = Y * TILE + y, j = X * TILE + x."""
-    a_tile = cuda.shared.array((TILE, TILE), numba.float64)  # noqa: F841  (stage 3.4's code uses it)
-    b_tile = cuda.shared.array((TILE, TILE), numba.float64)  # noqa: F841  (stage 3.4's code uses it)
+    a_tile = cuda.shared.array((TILE, TILE), numba.float64)  # noqa: F841  (stage 3.5's code uses it)
+    b_tile = cuda.shared.array((TILE, TILE), numba.float64)  # noqa: F841  (stage 3.5's code uses it)
     x = cuda.threadIdx.x
     y = cuda.threadIdx.y
-    p = cuda.blockIdx.z  # noqa: F841  (stage 3.4's code uses it)
-    i = cuda.blockIdx.y * TILE + y  # noqa: F841  (stage 3.4's code uses it)
-    j = cuda.blockIdx.x * TILE + x  # noqa: F841  (stage 3.4's code uses it)
-    # BEGIN SOLUTION 3.4: the tiled product: copy a tile of a and of b to shared memory, add up from there
+    p = cuda.blockIdx.z  # noqa: F841  (stage 3.5's code uses it)
+    i = cuda.blockIdx.y * TILE + y  # noqa: F841  (stage 3.5's code uses it)
+    j = cuda.blockIdx.x * TILE + x  # noqa: F841  (stage 3.5's code uses it)
+    # BEGIN SOLUTION 3.5: the tiled product: copy a tile of a and of b to shared memory, add up from there
     # HINT: for each tile along k (q0 = 0, TILE, 2 * TILE, ...): thread (x, y) copies a[p, i, q0 + x]
     # into a_tile[y, x] and b[p, q0 + y, j] into b_tile[y, x] (0.0 outside the matrices), all threads
     # wait (cuda.syncthreads()), each adds a_tile[y, q] * b_tile[q, x] for q < TILE, and all wait
@@ -538,10 +538,10 @@ def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
         cuda.syncthreads()
     if i < n and j < m:
         out[p * o0 + i * o1 + j * o2] = acc
-    # END SOLUTION 3.4
+    # END SOLUTION 3.5
 
 
-_compiled_matmul: list = []  # compiled on first use (on a GPU, a stub of 3.4 then says so there, not at import)
+_compiled_matmul: list = []  # compiled on first use (on a GPU, a stub of 3.5 then says so there, not at import)
 
 
 def _matmul_kernel() -> Any:

@@ -31,7 +31,7 @@ from typing import Callable, List
 
 import numba
 import numpy as np
-from numba import njit, prange, types, uint64  # noqa: F401  (stage 3.1's kernels use prange and uint64)
+from numba import njit, prange, types, uint64  # noqa: F401  (stages 3.1-3.2 use prange and uint64)
 from numba.extending import register_jitable
 
 from .. import indexing, scalar
@@ -129,22 +129,27 @@ def fn(*args):
 
 
 def map_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
-    """out[i] = fn(a[i]) for the elements of out in part number ``part`` of ``parts``."""
-    # BEGIN SOLUTION 3.1
-    # HINT: a 0-d tensor (out_shape empty) has one element. Then do the ordinals part_bounds gives:
-    # when same_contiguous says a and out are laid out alike, a plain loop over out[lo:hi] and
-    # a[lo:hi]; else one row (a run along the last dimension) at a time: to_index and
-    # broadcast_index once per row, then step through the row by the last strides (last_stride
-    # for a, 0 where a is broadcast), indexing a slice with uint64(j * stride).
-    if len(out_shape) == 0:  # a 0-d tensor: one element
-        out[0] = fn(a[0])
-        return
+    """out[i] = fn(a[i]) for the elements of out in part number ``part`` of ``parts``.
+
+    The part is out's ordinals lo..hi-1 (``part_bounds``); every part of one operation may run at
+    the same time as the others, on another thread, so a part writes only its own elements. When a
+    is laid out as out (``same_contiguous``, a 0-d tensor included) ordinals are positions in both:
+    the fast path below, no index arithmetic at all. Otherwise a may be permuted, sliced or
+    broadcast to out's shape, and out itself may be a strided view.
+    """
     lo, hi = part_bounds(part, parts, size_of(out_shape))
     if same_contiguous(out_shape, out_strides, a_shape, a_strides):  # the fast path: no indexing
         o, x = out[lo:hi], a[lo:hi]
         for i in range(hi - lo):
             o[i] = fn(x[i])
         return
+    # BEGIN SOLUTION 3.1
+    # HINT: do the ordinals lo..hi-1 one row (a run along the last dimension) at a time. Once per
+    # row, find where it starts in out and in a, with module 2's index helpers; along the row,
+    # out's elements are its last stride apart, and a's are last_stride(a_shape, a_strides) apart
+    # (0 where a is broadcast). A part may begin or end in the middle of a row. Index a row's
+    # slice with uint64(...), as the notebook's copy_rows does: a plain int index stops numba
+    # from vectorizing the loop.
     dims = len(out_shape)
     out_index = np.empty(dims, np.int64)
     a_index = np.empty(len(a_shape), np.int64)
@@ -165,21 +170,22 @@ def map_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
 
 
 def zip_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
-    """out[i] = fn(a[i], b[i]) for the elements of out in part number ``part`` of ``parts``."""
-    # BEGIN SOLUTION 3.1
-    # HINT: map_part with a second input, which broadcasts on its own: its own index buffer and
-    # its own step along the row. The fast path needs both inputs laid out as out.
-    if len(out_shape) == 0:
-        out[0] = fn(a[0], b[0])
-        return
+    """out[i] = fn(a[i], b[i]) for the elements of out in part number ``part`` of ``parts``.
+
+    As ``map_part``, with two inputs, each broadcast to out's shape on its own: ``a`` of shape
+    (3, 1) and ``b`` of shape (4,) give out of shape (3, 4).
+    """
     lo, hi = part_bounds(part, parts, size_of(out_shape))
     if same_contiguous(out_shape, out_strides, a_shape, a_strides) and same_contiguous(
         out_shape, out_strides, b_shape, b_strides
-    ):
+    ):  # the fast path
         o, x, y = out[lo:hi], a[lo:hi], b[lo:hi]
         for i in range(hi - lo):
             o[i] = fn(x[i], y[i])
         return
+    # BEGIN SOLUTION 3.1
+    # HINT: map_part's rows, with a second input: b needs its own index and its own step along
+    # the row, since a and b may each be broadcast or strided differently.
     dims = len(out_shape)
     out_index = np.empty(dims, np.int64)
     a_index = np.empty(len(a_shape), np.int64)
@@ -206,20 +212,26 @@ def zip_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, b,
 def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
     """Fold a along reduce_dim into the out elements of part number ``part`` of ``parts``.
 
-    Each out element gets fn(...fn(fn(start, a[.., 0, ..]), a[.., 1, ..])...), in that order, as in
-    the simple backend, so the results are identical. When reduce_dim is the last dimension (or out
-    rows have one element) each element folds its line in a register. Otherwise a whole row of out
-    is folded at once: each step then reads a contiguous row of a, not one element a stride away.
-    The parts are out elements or out rows.
+    out has a's shape with ``out_shape[reduce_dim] == 1``. Each out element gets
+    fn(...fn(fn(start, a[.., 0, ..]), a[.., 1, ..])...), in that order, as in the simple backend,
+    so that the results are identical, bit for bit (floating-point addition is not associative).
+    Two ways through, by the layout:
+
+    - reduce_dim is out's last dimension (or out's rows have one element): each element of out
+      folds its line of a on its own. The parts are out's elements (its ordinals).
+    - otherwise a whole row of out is folded at once, every element one step at a time: each step
+      then reads a row of a (a run along its last dimension), not one element a stride away. The
+      parts are out's rows.
     """
-    # BEGIN SOLUTION 3.1
-    # HINT: out's index of an element is also the index of the first element of its line in a
-    # (index[reduce_dim] is 0); the line's elements are a_strides[reduce_dim] apart.
     dims = len(out_shape)
-    n = a_shape[reduce_dim]
-    step = a_strides[reduce_dim]
+    n = a_shape[reduce_dim]  # the length of the lines folded
+    step = a_strides[reduce_dim]  # how far apart a line's elements lie in a
     row = out_shape[dims - 1]
     index = np.empty(dims, np.int64)
+    # BEGIN SOLUTION 3.2
+    # HINT: the index of an out element, used in a, is the index of the first element of its line
+    # (its reduce_dim entry is 0). Fold into a local variable, and write out once. For the rows:
+    # part_bounds over the number of rows; start every element of the row at start first.
     if reduce_dim == dims - 1 or row <= 1:
         lo, hi = part_bounds(part, parts, size_of(out_shape))
         for ordinal in range(lo, hi):
@@ -243,7 +255,7 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
             x_j = x[j * step :]
             for t in range(row):
                 o[uint64(t * so)] = fn(o[uint64(t * so)], x_j[uint64(t * sa)])
-    # END SOLUTION 3.1
+    # END SOLUTION 3.2
 
 
 TEMPLATES: List[Callable[..., None]] = [map_part, zip_part, reduce_part]
@@ -273,7 +285,8 @@ SOURCES = [__file__, indexing.__file__, scalar.__file__]
 def parallel_map(map_part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
     """Run map_part(p, parts, ...) for every part p, in parallel."""
     # BEGIN SOLUTION 3.1
-    # HINT: prange(parts) spreads the parts over the threads; p is unsigned there: np.int64(p)
+    # HINT: the notebook's Step 3: every part once, spread over numba's threads. A part's number
+    # is an int64 (the part's signature, PART_SIGNATURES), and a prange index is not.
     for p in prange(parts):
         map_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides)
     # END SOLUTION 3.1
@@ -289,10 +302,10 @@ def parallel_zip(zip_part, parts, out, out_shape, out_strides, a, a_shape, a_str
 
 def parallel_reduce(reduce_part, parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
     """Run reduce_part(p, parts, ...) for every part p, in parallel."""
-    # BEGIN SOLUTION 3.1
+    # BEGIN SOLUTION 3.2
     for p in prange(parts):
         reduce_part(np.int64(p), parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start)
-    # END SOLUTION 3.1
+    # END SOLUTION 3.2
 
 
 _LAUNCHERS = {"map_part": parallel_map, "zip_part": parallel_zip, "reduce_part": parallel_reduce}

@@ -21,7 +21,9 @@ once; a large one hands them to parallel launchers (``fast_parallel.py``). Compi
 the slow part of the first use, and this way they are compiled once, not once more inside every
 parallel loop.
 
-numpy's own matmul is never called: this kernel is what it teaches.
+Stage 3.3 asks for the blocked kernel, ``_block``, and the dot product of the edges, ``_dot``;
+the unrolled 4 x 4 tile, ``_tile``, is given (the notebook's exercise writes a 2 x 2 one), and so
+are the packing and the parts. numpy's own matmul is never called: this kernel is what it teaches.
 """
 
 import threading
@@ -86,11 +88,15 @@ def _pack_rows(src, row_stride, k_stride, r0, r1, cols, dst, rows):
 
 @_inline
 def _tile(a, ia, lda, b, ib, ldb, kc, out, io, so_r, so_c):
-    """out[4 x 4 tile at io] += (4 rows of a at ia) . (4 rows of b at ib), each kc long."""
-    # BEGIN SOLUTION 3.2
-    # HINT: slice the 4 rows of a (lda apart) and of b (ldb apart), keep 16 running sums
-    # c00 ... c33 in local variables (registers) over p in range(kc), then add each into out at
-    # io + row * so_r + column * so_c. One loop, no arrays for the sums: LLVM vectorizes it.
+    """out[4 x 4 tile at io] += (4 rows of a at ia) . (4 rows of b at ib), each kc long.
+
+    out[io + r * so_r + c * so_c] gets row r of a (at ia + r * lda) times row c of b (at
+    ib + c * ldb), for r and c in 0..3: sixteen dot products, as ``_dot`` computes each. This is the
+    library's own speed-up, not a stage's code: the notebook's ``matmul_2x2_tiles`` at 4 x 4,
+    written out so that the 16 running sums are local variables (registers) and the loop along k
+    is one that LLVM vectorizes. ``_block`` calls it for every whole tile; tests/module3/
+    test_fast_matmul.py checks it equal to sixteen ``_dot``s.
+    """
     a0, a1, a2, a3 = (
         a[ia : ia + kc],
         a[ia + lda : ia + lda + kc],
@@ -141,29 +147,39 @@ def _tile(a, ia, lda, b, ib, ldb, kc, out, io, so_r, so_c):
     out[r3 + so_c] += c31
     out[r3 + 2 * so_c] += c32
     out[r3 + 3 * so_c] += c33
-    # END SOLUTION 3.2
 
 
 @_inline
 def _dot(a, ia, b, ib, kc):
-    """One row of a at ia times one row of b at ib, kc long: for the edges that a tile does not fit."""
-    # BEGIN SOLUTION 3.2
+    """The dot product of a[ia : ia + kc] and b[ib : ib + kc]: one value of C, for the edges of a
+    block that a whole tile does not fit."""
+    # BEGIN SOLUTION 3.3
+    # HINT: sum in a local variable; a loop over slices that start at 0 is one LLVM vectorizes.
     x = a[ia : ia + kc]
     y = b[ib : ib + kc]
     acc = 0.0
     for p in range(kc):
         acc += x[p] * y[p]
     return acc
-    # END SOLUTION 3.2
+    # END SOLUTION 3.3
 
 
 @_helper
 def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1, j0, j1):
-    """out[i0:i1, j0:j1] += a[i0:i1, :] @ b[j0:j1, :]ᵀ, one panel of KC at a time."""
-    # BEGIN SOLUTION 3.2
-    # HINT: for each panel (p0 in steps of KC), find where it starts in a and b and how far apart
-    # its rows are (packed: p0 * n and kc; in place: p0 and lda), then cover the block with
-    # TILE x TILE tiles and finish the rows and columns left over with _dot.
+    """out[i0:i1, j0:j1] += a[i0:i1, :] @ b[j0:j1, :]ᵀ, one panel of KC at a time: the blocked kernel.
+
+    Row i of a (a row of A) and row j of b (a row of Bᵀ, a column of B) are each k long. Each
+    operand is either its packed copy (``a_packed``: ``pack_part`` laid it out as panels of KC
+    columns; panel p0, columns p0 to p0 + kc - 1, starts at p0 * n in a's copy and at p0 * m in
+    b's, its rows kc apart) or the operand itself, read in place (its rows ``lda`` apart,
+    contiguous along k). out's element (i, j) is at i * so_r + j * so_c
+    and already holds the sums of earlier panels (or zero): add to it. ``n`` and ``m`` are the
+    numbers of rows of a and of b; ``block_part`` picks the block (rows i0..i1-1, columns j0..j1-1).
+    """
+    # BEGIN SOLUTION 3.3
+    # HINT: along k one panel at a time (the last may be shorter than KC). Inside a panel, cover
+    # the block with TILE x TILE tiles, each one call of _tile; the rows and columns left over
+    # where a side of the block is not a multiple of TILE take one _dot per value.
     for p0 in range(0, k, KC):
         kc = min(KC, k - p0)
         # Where panel p0 starts and how far apart its rows are: packed, or the source itself.
@@ -182,7 +198,7 @@ def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1,
         for ii in range(i, i1):
             for jj in range(j0, j1):
                 out[ii * so_r + jj * so_c] += _dot(a, pa + ii * ra, b, pb + jj * rb, kc)
-    # END SOLUTION 3.2
+    # END SOLUTION 3.3
 
 
 # The parts' signatures: explicit, so that a part can be handed to a parallel launcher as a value.

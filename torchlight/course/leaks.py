@@ -70,9 +70,6 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("notebooks/module3_fast_backend.ipynb", "b_index = np.empty(len(b_shape), np.int64)"): (
         "an index buffer, as every compiled kernel allocates one"
     ),
-    ("notebooks/module3_fast_backend.ipynb", "o, x, y = out[lo:hi], a[lo:hi], b[lo:hi]"): (
-        "step 3 teaches slicing a part on a plain add; 3.1 applies it inside zip_part, with broadcasting"
-    ),
     ("notebooks/module3_part2_cuda.ipynb", "out[cuda.blockIdx.x] = partial[0]"): (
         "the last line of the worked tree sum; the exercise's work is the loop over the grid and the products"
     ),
@@ -94,6 +91,10 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ),
     ("torchlight/autograd/forward_ad.py", "if not isinstance(tensor, Variable):"): "a type check",
     ("torchlight/autograd/function.py", "nondiff = ctx._non_differentiable"): "reading a Context field",
+    ("torchlight/backends/fast.py", "lo, hi = part_bounds(part, parts, size_of(out_shape))"): (
+        "map_part's and zip_part's given fast path cut out's ordinals into parts; stage 3.2 cuts reduce's the "
+        "same way where each out element folds its own line (its rows, the other branch, are the exercise)"
+    ),
     ("torchlight/nn/module.py", "for name, module in self._modules.items():"): "walking a Module's children",
     ("torchlight/ops/pooling.py", "columns = Unfold.apply(x, kernel, stride, padding)"): (
         "pooling's windows; stage 4.1's hint names this call"

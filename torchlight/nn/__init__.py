@@ -1,7 +1,7 @@
 """torchlight.nn: modules and parameters (module 0), Linear (module 2), and module 4's layers,
 losses and ``torchlight.nn.functional`` (``import torchlight.nn.functional as F``).
 
-Assembling the package also plugs module 3's fused Linear (``ops/fused.py``, stage 3.5) into the
+Assembling the package also plugs module 3's fused Linear (``ops/fused.py``, stage 3.6) into the
 layer (``nn/linear.py``, module 2), which does not import a later module's file.
 """
 

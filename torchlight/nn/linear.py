@@ -31,7 +31,7 @@ class Linear(Module):
     """
 
     # Module 3: on the compiled backends forward runs the fused Function (the same values and
-    # gradients, half the operations; stage 3.5 writes it), which module 3 registers here as
+    # gradients, half the operations; stage 3.6 writes it), which module 3 registers here as
     # ``fused_function`` (None until then: the composed version runs). Module 2 teaches on the
     # simple backend, which keeps the composed version; set ``fused`` to False for the composed
     # version everywhere.

@@ -88,20 +88,20 @@ class Linear(Function):
         save(ctx, x, weight)
         # HINT: one backend matrix_multiply with weight's transposed view (a permuted TensorData),
         # HINT: then the bias added into the fresh result with the backend's zip (out=...).
-        # BEGIN SOLUTION 3.5
+        # BEGIN SOLUTION 3.6
         backend = x.backend
         out = backend.matrix_multiply(x, weight._new(weight._data.permute(1, 0)))
         if bias is not None:
             backend.zip(op.add)(out, bias, out=out)  # out is fresh: add the bias in place
         return out
-        # END SOLUTION 3.5
+        # END SOLUTION 3.6
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad, Grad]:
         x, weight = ctx.saved_tensors
         # HINT: each gradient only where ctx.needs_input_grad asks for it; every leading dimension of x
         # HINT: (none, or several) is a batch dimension for the weight's and the bias's gradients.
-        # BEGIN SOLUTION 3.5
+        # BEGIN SOLUTION 3.6
         needs = ctx.needs_input_grad
         gx = gw = gb = None
         if needs[0]:
@@ -114,7 +114,7 @@ class Linear(Function):
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(0)
         return gx, gw, gb
-        # END SOLUTION 3.5
+        # END SOLUTION 3.6
 
     @staticmethod
     def jvp(ctx: Context, tx: Grad, tw: Grad, tb: Grad = None) -> Grad:
