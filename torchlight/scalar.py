@@ -49,7 +49,10 @@ def eq(x: float, y: float) -> float:
 
 
 def max(x: float, y: float) -> float:
-    """The larger of x and y; nan when either is nan (as PyTorch), whatever the order."""
+    """The larger of x and y; nan when either is nan (as PyTorch), whatever the order.
+
+    On a tie it returns y: max(0.0, -0.0) is -0.0, as PyTorch's max over [x, y] keeps the later.
+    """
     # BEGIN SOLUTION 0.1
     # HINT: x > y is false when y is nan, and also when x is nan.
     return x if (x > y or math.isnan(x)) else y
@@ -109,14 +112,17 @@ def inv(x: float) -> float:
 
 
 def log_back(x: float, d: float) -> float:
-    """d * d/dx log(x)"""
+    """d * d/dx log(x), that is d / x, as IEEE and PyTorch divide: at x = 0.0 or -0.0 an infinity
+    with the sign of d / x (log_back(-0.0, 1.0) is -inf), nan when d is 0 too; plain Python's
+    division by zero would raise."""
     # BEGIN SOLUTION 0.1
     return d / x if x != 0.0 else d * math.copysign(math.inf, x)
     # END SOLUTION 0.1
 
 
 def inv_back(x: float, d: float) -> float:
-    """d * d/dx (1/x)"""
+    """d * d/dx (1/x), that is -d / x**2, as IEEE and PyTorch divide: where x**2 is 0 (either zero,
+    and tiny x) -d times inf, so -inf for d > 0 and nan for d = 0."""
     # BEGIN SOLUTION 0.1
     # HINT: x * x is 0.0 for |x| < 1e-162 too, where plain Python would raise.
     return -d / (x * x) if x * x != 0.0 else -d * math.inf
@@ -124,7 +130,8 @@ def inv_back(x: float, d: float) -> float:
 
 
 def relu_back(x: float, d: float) -> float:
-    """d * d/dx relu(x) (0 at x == 0 and d at nan, as PyTorch)"""
+    """d * d/dx relu(x), as PyTorch: d where x > 0 and where x is nan; 0.0 (a positive zero)
+    where x <= 0, the kink x == 0 included, whatever d is (nan too)."""
     # BEGIN SOLUTION 0.1
     return 0.0 if x <= 0.0 else d
     # END SOLUTION 0.1
@@ -196,7 +203,10 @@ def sign(x: float) -> float:
 
 
 def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], List[float]]:
-    """Lift fn to a function on lists: map(fn)(xs) == [fn(x) for x in xs]."""
+    """Lift fn to a function on lists: map(fn)(xs) == [fn(x) for x in xs].
+
+    xs may be any iterable (a generator too); the result is a list.
+    """
     # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float]) -> List[float]:
@@ -207,7 +217,11 @@ def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], List[float]
 
 
 def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], Iterable[float]], List[float]]:
-    """Lift fn to pairs of lists of equal length: zip_with(fn)(xs, ys)[i] == fn(xs[i], ys[i])."""
+    """Lift fn to pairs of lists of equal length: zip_with(fn)(xs, ys)[i] == fn(xs[i], ys[i]).
+
+    Lists of different lengths are an error, never a shorter result: ValueError with both lengths
+    in its message, "zip_with needs lists of equal length, got 3 and 2".
+    """
     # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
@@ -221,7 +235,7 @@ def zip_with(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], 
 
 
 def reduce(fn: Callable[[float, float], float], start: float) -> Callable[[Iterable[float]], float]:
-    """Fold a list from the left: reduce(fn, s)([a, b]) == fn(fn(s, a), b)."""
+    """Fold a list from the left: reduce(fn, s)([a, b]) == fn(fn(s, a), b), and reduce(fn, s)([]) == s."""
     # BEGIN SOLUTION 0.2
 
     def apply(xs: Iterable[float]) -> float:
@@ -242,7 +256,7 @@ def neg_list(xs: Iterable[float]) -> List[float]:
 
 
 def add_lists(xs: Iterable[float], ys: Iterable[float]) -> List[float]:
-    """Elementwise sum of two lists of equal length."""
+    """Elementwise sum of two lists of equal length (different lengths: zip_with's ValueError)."""
     # BEGIN SOLUTION 0.2
     return zip_with(add)(xs, ys)
     # END SOLUTION 0.2

@@ -130,21 +130,25 @@ class Scalar(Variable):
         return F.Neg.apply(self)
 
     def __sub__(self, b: Any) -> "Scalar":
+        """self - b (b a Scalar or a number), composed as self + (-b): there is no Sub Function."""
         # BEGIN SOLUTION 1.2
         return self + (-_lift(b))
         # END SOLUTION 1.2
 
     def __rsub__(self, b: Any) -> "Scalar":
+        """b - self, for a number on the left (``2.0 - x``)."""
         # BEGIN SOLUTION 1.2
         return _lift(b) + (-self)
         # END SOLUTION 1.2
 
     def __truediv__(self, b: Any) -> "Scalar":
+        """self / b, composed from Mul and Inv (there is no Div Function): 1 / 0.0 is inf, as Inv gives."""
         # BEGIN SOLUTION 1.2
         return self * F.Inv.apply(_lift(b))
         # END SOLUTION 1.2
 
     def __rtruediv__(self, b: Any) -> "Scalar":
+        """b / self, for a number on the left (``1.0 / x``)."""
         # BEGIN SOLUTION 1.2
         return _lift(b) * F.Inv.apply(self)
         # END SOLUTION 1.2
@@ -159,6 +163,7 @@ class Scalar(Variable):
         return F.LT.apply(self, _lift(b))
 
     def __gt__(self, b: Any) -> "Scalar":
+        """self > b, as 1.0 or 0.0: LT with the arguments swapped."""
         # BEGIN SOLUTION 1.2
         return F.LT.apply(_lift(b), self)
         # END SOLUTION 1.2

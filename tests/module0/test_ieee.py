@@ -37,6 +37,11 @@ def num(request):
     return request.param
 
 
+def named(cases):
+    """The cases of a ``fn, args, want`` table, each with an id that shows the call: log_back(-0.0, 1.0)."""
+    return [pytest.param(fn, args, want, id=f"{fn.__name__}({', '.join(map(repr, args))})") for fn, args, want in cases]
+
+
 def check(fn, args, want, num):
     with np.errstate(all="ignore"):  # numpy warns where IEEE gives inf or nan, as it should here
         got = fn(*(num(a) for a in args))
@@ -45,22 +50,24 @@ def check(fn, args, want, num):
 
 @pytest.mark.parametrize(
     "fn, args, want",
-    [
-        (S.exp, (nan,), nan),
-        (S.relu, (nan,), nan),
-        (S.sigmoid, (nan,), nan),
-        (S.log, (nan,), nan),
-        (S.inv, (nan,), nan),
-        (S.neg, (nan,), nan),
-        (S.add, (nan, 1.0), nan),
-        (S.mul, (0.0, nan), nan),
-        (S.max, (nan, 1.0), nan),
-        (S.max, (1.0, nan), nan),
-        (S.max, (-inf, nan), nan),
-        (S.max, (nan, -inf), nan),
-        (S.pow, (-1.0, nan), nan),
-        (S.pow, (nan, 2.0), nan),
-    ],
+    named(
+        [
+            (S.exp, (nan,), nan),
+            (S.relu, (nan,), nan),
+            (S.sigmoid, (nan,), nan),
+            (S.log, (nan,), nan),
+            (S.inv, (nan,), nan),
+            (S.neg, (nan,), nan),
+            (S.add, (nan, 1.0), nan),
+            (S.mul, (0.0, nan), nan),
+            (S.max, (nan, 1.0), nan),
+            (S.max, (1.0, nan), nan),
+            (S.max, (-inf, nan), nan),
+            (S.max, (nan, -inf), nan),
+            (S.pow, (-1.0, nan), nan),
+            (S.pow, (nan, 2.0), nan),
+        ]
+    ),
 )
 def test_nan_propagates(fn, args, want, num):
     check(fn, args, want, num)
@@ -84,24 +91,26 @@ def test_comparisons_with_nan_are_false(x, y, num):
 
 @pytest.mark.parametrize(
     "fn, args, want",
-    [
-        (S.inv, (-0.0,), -inf),
-        (S.inv, (0.0,), inf),
-        (S.div, (1.0, -0.0), -inf),
-        (S.div, (-1.0, -0.0), inf),
-        (S.div, (1.0, 0.0), inf),
-        (S.div, (0.0, -0.0), nan),
-        (S.pow, (-0.0, -3.0), -inf),
-        (S.pow, (-0.0, -2.0), inf),
-        (S.pow, (-0.0, -2.5), inf),
-        (S.pow, (0.0, -3.0), inf),
-        (S.pow, (-0.0, -inf), inf),
-        (S.pow, (-0.0, 3.0), -0.0),
-        (S.log, (-0.0,), -inf),
-        (S.relu, (-0.0,), -0.0),  # as PyTorch: relu keeps x unless x < 0
-        (S.abs, (-0.0,), 0.0),
-        (S.sqrt, (-0.0,), -0.0),
-    ],
+    named(
+        [
+            (S.inv, (-0.0,), -inf),
+            (S.inv, (0.0,), inf),
+            (S.div, (1.0, -0.0), -inf),
+            (S.div, (-1.0, -0.0), inf),
+            (S.div, (1.0, 0.0), inf),
+            (S.div, (0.0, -0.0), nan),
+            (S.pow, (-0.0, -3.0), -inf),
+            (S.pow, (-0.0, -2.0), inf),
+            (S.pow, (-0.0, -2.5), inf),
+            (S.pow, (0.0, -3.0), inf),
+            (S.pow, (-0.0, -inf), inf),
+            (S.pow, (-0.0, 3.0), -0.0),
+            (S.log, (-0.0,), -inf),
+            (S.relu, (-0.0,), -0.0),  # as PyTorch: relu keeps x unless x < 0
+            (S.abs, (-0.0,), 0.0),
+            (S.sqrt, (-0.0,), -0.0),
+        ]
+    ),
 )
 def test_signed_zero(fn, args, want, num):
     check(fn, args, want, num)
@@ -109,23 +118,25 @@ def test_signed_zero(fn, args, want, num):
 
 @pytest.mark.parametrize(
     "fn, args, want",
-    [
-        (S.exp, (709.78,), math.exp(709.78)),
-        (S.exp, (709.782712893384,), math.exp(709.782712893384)),  # log of the largest float
-        (S.exp, (709.7827128933841,), inf),  # the next float up: e^x is past the range
-        (S.exp, (1000.0,), inf),
-        (S.exp, (inf,), inf),
-        (S.exp, (-inf,), 0.0),
-        (S.sigmoid, (-745.2,), 0.0),
-        (S.sigmoid, (inf,), 1.0),
-        (S.sigmoid, (-inf,), 0.0),
-        (S.pow, (-1.0, 1e300), 1.0),  # an even integer exponent, past what an int64 holds
-        (S.pow, (-1.0, inf), 1.0),
-        (S.pow, (-2.0, inf), inf),
-        (S.pow, (-inf, 0.5), inf),
-        (S.pow, (-inf, -0.5), 0.0),
-        (S.pow, (-8.0, 1.0 / 3.0), nan),
-    ],
+    named(
+        [
+            (S.exp, (709.78,), math.exp(709.78)),
+            (S.exp, (709.782712893384,), math.exp(709.782712893384)),  # log of the largest float
+            (S.exp, (709.7827128933841,), inf),  # the next float up: e^x is past the range
+            (S.exp, (1000.0,), inf),
+            (S.exp, (inf,), inf),
+            (S.exp, (-inf,), 0.0),
+            (S.sigmoid, (-745.2,), 0.0),
+            (S.sigmoid, (inf,), 1.0),
+            (S.sigmoid, (-inf,), 0.0),
+            (S.pow, (-1.0, 1e300), 1.0),  # an even integer exponent, past what an int64 holds
+            (S.pow, (-1.0, inf), 1.0),
+            (S.pow, (-2.0, inf), inf),
+            (S.pow, (-inf, 0.5), inf),
+            (S.pow, (-inf, -0.5), 0.0),
+            (S.pow, (-8.0, 1.0 / 3.0), nan),
+        ]
+    ),
 )
 def test_overflow_and_infinities(fn, args, want, num):
     check(fn, args, want, num)
@@ -133,24 +144,26 @@ def test_overflow_and_infinities(fn, args, want, num):
 
 @pytest.mark.parametrize(
     "fn, args, want",
-    [
-        # relu_back passes d where relu passes x (x > 0, and nan: PyTorch's threshold_backward)
-        (S.relu_back, (nan, 2.0), 2.0),
-        (S.relu_back, (0.0, 2.0), 0.0),
-        (S.relu_back, (-0.0, 2.0), 0.0),
-        (S.relu_back, (-1.0, 2.0), 0.0),
-        # log_back is d / x, with the sign of a zero x
-        (S.log_back, (-0.0, 1.0), -inf),
-        (S.log_back, (0.0, 1.0), inf),
-        (S.log_back, (0.0, -1.0), -inf),
-        (S.log_back, (0.0, 0.0), nan),
-        (S.log_back, (nan, 1.0), nan),
-        # inv_back is -d / x**2: -inf at either zero, and where x**2 underflows to 0
-        (S.inv_back, (-0.0, 1.0), -inf),
-        (S.inv_back, (0.0, 1.0), -inf),
-        (S.inv_back, (1e-200, 1.0), -inf),
-        (S.inv_back, (nan, 1.0), nan),
-    ],
+    named(
+        [
+            # relu_back passes d where relu passes x (x > 0, and nan: PyTorch's threshold_backward)
+            (S.relu_back, (nan, 2.0), 2.0),
+            (S.relu_back, (0.0, 2.0), 0.0),
+            (S.relu_back, (-0.0, 2.0), 0.0),
+            (S.relu_back, (-1.0, 2.0), 0.0),
+            # log_back is d / x, with the sign of a zero x
+            (S.log_back, (-0.0, 1.0), -inf),
+            (S.log_back, (0.0, 1.0), inf),
+            (S.log_back, (0.0, -1.0), -inf),
+            (S.log_back, (0.0, 0.0), nan),
+            (S.log_back, (nan, 1.0), nan),
+            # inv_back is -d / x**2: -inf at either zero, and where x**2 underflows to 0
+            (S.inv_back, (-0.0, 1.0), -inf),
+            (S.inv_back, (0.0, 1.0), -inf),
+            (S.inv_back, (1e-200, 1.0), -inf),
+            (S.inv_back, (nan, 1.0), nan),
+        ]
+    ),
 )
 def test_derivative_helpers_at_the_edges(fn, args, want, num):
     check(fn, args, want, num)

@@ -41,7 +41,7 @@ def test_scalar_parameters_take_numbers_and_0d_arrays():
 
 
 @pytest.mark.task0_3
-@pytest.mark.parametrize("bad", ["1.5", [1.0], np.array([1.0]), np.array("x"), True, None])
+@pytest.mark.parametrize("bad", ["1.5", [1.0], np.array([1.0]), np.array("x"), True, None], ids=repr)
 def test_scalar_parameters_refuse_the_rest_and_load_nothing(bad):
     net = ScalarNet()
     with pytest.raises(RuntimeError) as err:

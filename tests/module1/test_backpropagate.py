@@ -137,7 +137,9 @@ def test_random_graphs_match_central_differences(steps, values):
     for i, v in enumerate(values):
         expected = central_difference(lambda *vs: random_graph(steps, vs)[-1], *values, arg=i)
         got = nodes[i].grad if nodes[i].grad is not None else 0.0  # an unused leaf gets nothing
-        assert got == pytest.approx(expected, rel=1e-4, abs=1e-4)
+        assert got == pytest.approx(expected, rel=1e-4, abs=1e-4), (
+            f"leaf {i} (value {v!r}): .grad is {got!r}, the central difference {expected!r}"
+        )
 
 
 @given(graph_steps, st.lists(moderate_floats, min_size=1, max_size=4))
@@ -152,9 +154,10 @@ def test_random_graphs_match_torch(steps, values):
         nodes.append([a + b, a * b, a - b, (a * b).sigmoid()][op])
     assert ours[-1].data == pytest.approx(nodes[-1].item(), rel=1e-12)
     nodes[-1].backward()
-    for s, t in zip(ours[: len(values)], leaves):
+    for i, (s, t) in enumerate(zip(ours[: len(values)], leaves)):
         expected = 0.0 if t.grad is None else t.grad.item()
-        assert (0.0 if s.grad is None else s.grad) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        got = 0.0 if s.grad is None else s.grad
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), f"leaf {i}: .grad is {got!r}, PyTorch's {expected!r}"
 
 
 def test_backward_scales_by_d():

@@ -31,8 +31,12 @@ def check_chain_rule(fn, *values):
     grads = gradients_by_chain_rule(fn(*leaves))
     for i, leaf in enumerate(leaves):
         expected = central_difference(lambda *vs: fn(*[Scalar(v) for v in vs]), *values, arg=i)
-        assert leaf.unique_id in grads, f"argument {i} got no derivative"
-        assert grads[leaf.unique_id] == pytest.approx(expected, rel=1e-5, abs=1e-5), f"argument {i}"
+        at = ", ".join(map(repr, values))
+        assert leaf.unique_id in grads, f"argument {i} of f({at}) got no derivative"
+        assert grads[leaf.unique_id] == pytest.approx(expected, rel=1e-5, abs=1e-5), (
+            f"the derivative in argument {i} of f({at}): the chain rule gives {grads[leaf.unique_id]!r}, "
+            f"the central difference {expected!r}"
+        )
 
 
 # -- chain_rule: one step backwards ------------------------------------------------------
@@ -132,8 +136,10 @@ def test_derivatives_match_torch(name, fn, inputs, data):
         assert [grads.get(s.unique_id) for s in ours] == [0.0] * len(ours)
         return
     out.backward()
-    for s, t in zip(ours, theirs):
-        assert grads[s.unique_id] == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12)
+    for i, (s, t) in enumerate(zip(ours, theirs)):
+        assert grads[s.unique_id] == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12), (
+            f"the derivative of {name}{values} in argument {i}: {grads[s.unique_id]!r}, PyTorch's {t.grad.item()!r}"
+        )
 
 
 # -- custom Functions --------------------------------------------------------------------

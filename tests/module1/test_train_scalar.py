@@ -22,9 +22,16 @@ def test_scalar_network_learns_xor(tmp_path, capsys):
         ["--dataset", "xor", "--hidden", "10", "--n", "20", "--epochs", "100", "--seed", "0",
          "--out", str(tmp_path), "--quiet"]
     )
-    assert result.accuracy == 1.0
-    assert result.accuracies[-1] == 1.0
-    assert len(result.losses) == 100 and result.losses[-1] < result.losses[0] / 10
+    setting = "xor, 20 points, 10 hidden units, 100 epochs, seed 0"
+    assert result.accuracy == 1.0, (
+        f"accuracy after training ({setting}): {result.accuracy} of the points classified right, not all "
+        f"(the loss went from {result.losses[0]:.4f} to {result.losses[-1]:.4f})"
+    )
+    assert result.accuracies[-1] == 1.0, f"accuracy before the last step ({setting}): {result.accuracies[-1]}, not 1.0"
+    assert len(result.losses) == 100, f"{len(result.losses)} losses recorded for 100 epochs"
+    assert result.losses[-1] < result.losses[0] / 10, (
+        f"the loss ({setting}) went from {result.losses[0]:.4f} to {result.losses[-1]:.4f}: not a tenth of where it began"
+    )
     out = capsys.readouterr().out
     assert "final accuracy 100.0% (20/20)" in out
     assert_png(tmp_path / "loss.png")
@@ -64,7 +71,9 @@ def test_loss_gradient_matches_central_difference():
 
     grad, value = param.value.grad, param.value.data
     expected = central_difference(loss_at, value)
-    assert grad == pytest.approx(expected, rel=1e-5, abs=1e-8)
+    assert grad == pytest.approx(expected, rel=1e-5, abs=1e-8), (
+        f"d loss / d layer1.weights[0][1]: backward gives {grad!r}, the central difference {expected!r}"
+    )
 
 
 def test_sgd_with_momentum_follows_torch_formula():
@@ -78,7 +87,7 @@ def test_sgd_with_momentum_follows_torch_formula():
         assert p.value.grad == 2.0 and p.value.is_leaf()
 
 
-@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")])
+@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")], ids=repr)
 def test_sgd_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train_scalar.SGD([], **kwargs)

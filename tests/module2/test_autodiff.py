@@ -110,7 +110,7 @@ def test_binary_gradcheck_with_broadcasting(backend_name, name, fn, ea, eb, data
     assert gradcheck(fn, (a, b))
 
 
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=repr)
 @given(data=st.data())
 def test_matmul_gradcheck(backend_name, shape_a, shape_b, data):
     backend = backends.get(backend_name)
@@ -191,7 +191,7 @@ def test_binary_matches_torch(backend_name, name, fn, ea, eb, data):
     compare_with_torch(torch, fn, [a, b], [torch_leaf(torch, va), torch_leaf(torch, vb)], data)
 
 
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=repr)
 @given(data=st.data())
 def test_matmul_matches_torch(backend_name, shape_a, shape_b, data):
     torch = pytest.importorskip("torch")

@@ -151,7 +151,7 @@ MATMUL_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES)
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=repr)
 @given(data=st.data())
 def test_matrix_multiply_matches_numpy(backend_name, shape_a, shape_b, data):
     backend = backends.get(backend_name)

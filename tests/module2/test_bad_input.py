@@ -81,6 +81,7 @@ def test_tensor_data_refuses_sizes_that_are_not_counts():
         ((-1, 0), r"shape '\[-1, 0\]' is invalid for input of size 6"),
         ((4, 2), r"shape '\[4, 2\]' is invalid for input of size 6"),
     ],
+    ids=str,
 )
 def test_view_refuses_a_negative_size_other_than_one_inferred(shape, message):
     t = torchlight.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
@@ -127,6 +128,7 @@ def test_reshape_refuses_a_bad_shape_before_copying(monkeypatch):
         ((2, 3), (-1, 2, 3), r"\(-1\) isn't allowed in a leading, non-existing dimension 0"),
         ((2, 3), (4,), r"number of sizes provided \(1\) must be greater or equal"),
     ],
+    ids=str,
 )
 def test_expand_refuses_negative_sizes_but_minus_one_keeps_a_size(start, target, message):
     t = torchlight.ones(*start)
@@ -154,6 +156,7 @@ def test_expand_minus_one_and_zero_sizes_as_pytorch():
         ((0,), RuntimeError, r"the order \(0,\) has 1 dimensions but the tensor has 2"),
         ((0, 2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
     ],
+    ids=str,
 )
 def test_permute_order_names_each_dimension_once(order, error, message):
     t = torchlight.ones(2, 3)

@@ -57,8 +57,11 @@ def test_broadcast_index_for_every_element(pair):
         for ordinal in range(int(np.prod(big))):
             to_index(ordinal, big, big_index)
             broadcast_index(big_index, big, small, index)
-            assert all(0 <= i < n for i, n in zip(index, small)), (small, big, big_index, index)
-            assert values[tuple(index)] == expected[tuple(big_index)], (small, big, big_index, index)
+            call = f"broadcast_index({big_index}, {big}, {small}, out)"
+            assert all(0 <= i < n for i, n in zip(index, small)), f"{call} gave {index}, outside {small}"
+            assert values[tuple(index)] == expected[tuple(big_index)], (
+                f"{call} gave {index}; numpy's broadcasting reads {tuple(np.argwhere(values == expected[tuple(big_index)])[0])}"
+            )
 
 
 @pytest.mark.parametrize(
@@ -71,11 +74,12 @@ def test_broadcast_index_for_every_element(pair):
         ((3, 1, 2), (4, 2, 3), (4, 1, 3), (3, 0, 2)),
         ((0, 1), (2, 2), (), ()),  # a 0-d tensor broadcasts to anything
     ],
+    ids=lambda v: str(v),
 )
 def test_broadcast_index_examples(big_index, big, small, expected):
     index = [0] * len(small)
     broadcast_index(list(big_index), big, small, index)
-    assert tuple(index) == expected
+    assert tuple(index) == expected, f"index {big_index} of shape {big}, read in shape {small}: {tuple(index)}, not {expected}"
 
 
 # Operations that broadcast (backend.zip, the Tensor operators, expand + contiguous) run the kernels

@@ -144,6 +144,7 @@ def test_layers_compose_in_a_module():
         ((2, 3), {"seed": 0, "generator": np.random.default_rng(0)}, ValueError, "seed or generator"),
         ((2, 3), {"backend": "nope"}, ValueError, "unknown backend 'nope'"),
     ],
+    ids=str,
 )
 def test_bad_settings_are_errors(args, kwargs, error, message):
     with pytest.raises(error, match=message):

@@ -110,9 +110,15 @@ class History:
         return x
 
     def chain_rule(self, grads: List[Any]) -> List[Tuple[Variable, Any]]:
-        """Run backward with the outputs' gradients; return (input, gradient) pairs for inputs in the graph."""
+        """Run backward with the outputs' gradients; return (input, gradient) pairs for inputs in the graph.
+
+        One pair per input, in the inputs' order (an input used twice, as in ``x * x``, gives two
+        pairs); an input outside the graph (a constant or a plain number) or without a gradient
+        gives none.
+        """
         # HINT: self.backward_results(grads) gives one gradient per input (None where there is none);
-        # HINT: pass each through node._match_grad(g, self.last_fn.name, i) (it checks its shape).
+        # self.input_nodes() gives the graph node each input stands for (None outside the graph).
+        # Pass each gradient through node._match_grad(g, self.last_fn.name, i) (it checks its shape).
         # BEGIN SOLUTION 1.3
         name = self.last_fn.name
         return [

@@ -22,7 +22,11 @@ _ACCUMULATING = threading.RLock()
 
 
 def topological_sort(variable: Variable) -> List[Variable]:
-    """The non-constant variables that ``variable`` depends on, leaves first, root last, each once."""
+    """The non-constant variables that ``variable`` depends on, leaves first, root last, each once.
+
+    Every node comes after all of its parents, and the same graph built twice is ordered the same
+    way (an order that follows a set of ids would not be).
+    """
     # HINT: a node's inputs in the graph are ``node.parents``; tell nodes apart by ``node.unique_id``.
     # HINT: a chain 10,000 operations deep must not hit Python's recursion limit: keep your own stack.
     # BEGIN SOLUTION 1.4

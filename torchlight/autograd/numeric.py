@@ -8,10 +8,16 @@ from typing import Any, Callable
 
 
 def central_difference(f: Callable[..., Any], *vals: float, arg: int = 0, epsilon: float = 1e-6) -> float:
-    """(f(.., x+eps, ..) - f(.., x-eps, ..)) / (2 eps), the derivative of f in argument ``arg``."""
+    """(f(.., x+eps, ..) - f(.., x-eps, ..)) / (2 eps), the derivative of f in argument ``arg``.
+
+    ``vals`` are the point (x is ``vals[arg]``; the other values are passed unchanged) and the
+    result is a float. f returns a float, or a Scalar (module 1's value: its float is ``.data``)
+    once Scalars compute: the tests differentiate Scalar code this way from stage 1.2 on.
+    """
     if not 0 <= arg < len(vals):
         raise IndexError(f"central_difference: arg={arg} but f was given {len(vals)} values")
     # BEGIN SOLUTION 1.1
+    # HINT: _value (below) turns either kind of result into a float.
     up = list(vals)
     down = list(vals)
     up[arg] = vals[arg] + epsilon
@@ -21,5 +27,5 @@ def central_difference(f: Callable[..., Any], *vals: float, arg: int = 0, epsilo
 
 
 def _value(x: Any) -> float:
-    # f may return a Scalar (or anything with .data); compare plain floats.
+    """f's result as a float: a Scalar's ``.data`` (anything with ``.data``), or the float itself."""
     return float(getattr(x, "data", x))

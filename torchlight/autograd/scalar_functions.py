@@ -2,6 +2,17 @@
 
 Only these have derivatives of their own; ``Scalar`` composes the rest (sub is add and neg,
 div is mul and inv, tanh is built from sigmoid, > is < with the arguments swapped).
+
+Each ``forward`` (stage 1.2) gets plain floats and returns a float, computed with module 0's
+operator of the same name (``op.mul``, ``op.log``, ...): they give IEEE's and PyTorch's inf and
+nan where plain Python raises (``log(0.0)`` is -inf, ``inv(0.0)`` is inf). What ``backward``
+(stage 1.3) will need, forward saves with ``ctx.save_for_backward(...)``; backward reads it back
+as ``ctx.saved_tensors``, in the same order.
+
+Each ``backward`` (stage 1.3) gets d, the gradient of the output, and returns d times the
+derivative in each input: one float for one input, a tuple of two for two. Module 0's ``*_back``
+operators give PyTorch's values at the edges (relu's derivative at 0 is 0; log's at 0 is
+infinite); a comparison's derivative is 0 wherever it is defined.
 """
 
 import math
@@ -81,7 +92,13 @@ def _pow(a: float, b: float) -> float:
 
 
 class Pow(Function):
-    """a ** b. Either may be a plain number; the exponent's derivative needs a > 0."""
+    """a ** b. Either may be a plain number; the exponent's derivative needs a > 0.
+
+    forward is ``_pow`` (above): module 0's ``pow``, with a signed inf where the result is past the
+    float range (10.0 ** 400), which plain Python refuses with OverflowError. backward's powers
+    (b * a ** (b - 1), and a ** b * log(a) for the exponent) are ``_pow``'s too, for the same
+    reason; log(a) is nan for a < 0, as PyTorch's.
+    """
 
     @staticmethod
     def forward(ctx, a: float, b: float) -> float:

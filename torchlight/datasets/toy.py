@@ -42,7 +42,12 @@ def _check(fn_name: str, n: object, seed: object) -> None:
 
 
 def _labelled(fn_name: str, n: int, seed: int, label: Callable[[float, float], bool]) -> Graph:
-    """n uniform points in [0, 1)^2, labelled 1 where ``label(x1, x2)`` holds."""
+    """n uniform points in [0, 1)^2, labelled 1 where ``label(x1, x2)`` holds, else 0.
+
+    A Graph of the points as (x1, x2) tuples of floats and their labels as the ints 0 and 1. The
+    points are drawn from their own ``random.Random(seed)``: the same seed gives the same points,
+    and Python's global random state is left as it was.
+    """
     _check(fn_name, n, seed)
     # BEGIN SOLUTION 0.4: draw n seeded points and label them
     rng = random.Random(seed)
@@ -68,14 +73,17 @@ def split(n: int, seed: int = 0) -> Graph:
 
 
 def xor(n: int, seed: int = 0) -> Graph:
-    """Top-left and bottom-right quadrants are class 1: the classic problem no single line solves."""
+    """Top-left and bottom-right quadrants are class 1: the classic problem no single line solves.
+
+    That is, exactly one of x1 and x2 is below 0.5 (x2 points up; 0.5 itself is not below).
+    """
     # BEGIN SOLUTION 0.4
     return _labelled("xor", n, seed, lambda x1, x2: (x1 < 0.5) != (x2 < 0.5))
     # END SOLUTION 0.4
 
 
 def circle(n: int, seed: int = 0) -> Graph:
-    """Points outside the circle of radius sqrt(0.1) around (0.5, 0.5) are class 1."""
+    """Points outside the circle of radius sqrt(0.1) around (0.5, 0.5) are class 1 (on it: 0)."""
     # BEGIN SOLUTION 0.4
     return _labelled("circle", n, seed, lambda x1, x2: (x1 - 0.5) ** 2 + (x2 - 0.5) ** 2 > 0.1)
     # END SOLUTION 0.4

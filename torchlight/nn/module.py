@@ -222,7 +222,11 @@ class Module:
     # -- walking the tree --------------------------------------------------------------
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
-        """The direct children as (name, module) pairs, each module once."""
+        """The direct children as (name, module) pairs, in assignment order.
+
+        ``self._modules`` holds them (a dict: name -> module). A slot set to None is skipped, and a
+        module registered under two names is given once, under the first.
+        """
         # BEGIN SOLUTION 0.3
         seen: set[int] = set()
         for name, module in self._modules.items():
@@ -239,7 +243,11 @@ class Module:
         # END SOLUTION 0.3
 
     def named_modules(self, prefix: str = "") -> Iterator[Tuple[str, "Module"]]:
-        """This module (named ``prefix``) and every descendant, with dotted names, each once."""
+        """This module (named ``prefix``) and every descendant, with dotted names, each once.
+
+        A child's name is its parent's and its own joined by a dot (``"layer1.inner"``), or its own
+        alone under a parent named ``""``.
+        """
         # BEGIN SOLUTION 0.3
         seen: set[int] = set()
         stack: List[Tuple[str, Module]] = [(prefix, self)]
@@ -263,7 +271,13 @@ class Module:
         # END SOLUTION 0.3
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
-        """Every Parameter with its dotted name (``"layer1.weight"``), each shared one once."""
+        """Every Parameter with its dotted name (``"layer1.weight"``), each shared one once.
+
+        This module's own come first (``self._parameters``: name -> Parameter, in assignment order;
+        a slot set to None is skipped), then each descendant's, in ``named_modules`` order. A
+        Parameter reached twice is given once, under its first name. ``prefix`` names this module
+        (``prefix="x"`` gives ``"x.weight"``); ``recurse=False`` gives its own Parameters only.
+        """
         # BEGIN SOLUTION 0.3
         seen: set[int] = set()
         walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
@@ -276,7 +290,7 @@ class Module:
         # END SOLUTION 0.3
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every Parameter of this module and its descendants."""
+        """Every Parameter of this module and its descendants: ``named_parameters``'s, without names."""
         # BEGIN SOLUTION 0.3
         for _, param in self.named_parameters(recurse=recurse):
             yield param
