@@ -133,7 +133,13 @@ def _course(tmp_path, *, ops=None, tests=None) -> Path:
         "[tool:pytest]\ntestpaths = tests\npythonpath = .\naddopts = --strict-markers -q\nmarkers =\n"
         "    module0: module 0, basics\n    task0_1: doubling\n    task0_2: tripling\n    task0_3: later\n"
     )
-    (root / "torchlight" / "__init__.py").write_text("from . import ops\n")
+    # ruff's rules as the course's; its line length stays ruff's default, 88 (see the stubs below),
+    # but for the grader, copied in from the checkout, which is written to the checkout's 120
+    (root / "ruff.toml").write_text(
+        '[lint]\nselect = ["E", "F", "W", "I", "B"]\n\n[lint.per-file-ignores]\n"torchlight/grading/*" = ["E501"]\n'
+        '\n[format]\nexclude = ["torchlight/grading/*"]\n'
+    )
+    (root / "torchlight" / "__init__.py").write_text('from . import ops\n\n__all__ = ["ops"]\n')
     # the grader, a package: the edition grades with it
     grader = Path(grading.__file__).parent
     shutil.copytree(grader, root / "torchlight" / "grading", ignore=shutil.ignore_patterns("__pycache__"))
@@ -285,6 +291,7 @@ def test_the_student_edition(tmp_path):
         "Makefile",
         "README.md",
         "notebooks/module0_basics.ipynb",
+        "ruff.toml",
         "setup.cfg",
         "tests/module0/test_ops.py",
         "torchlight/__init__.py",
