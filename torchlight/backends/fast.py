@@ -224,10 +224,10 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
       parts are out's rows.
     """
     dims = len(out_shape)
-    n = a_shape[reduce_dim]  # the length of the lines folded
-    step = a_strides[reduce_dim]  # how far apart a line's elements lie in a
-    row = out_shape[dims - 1]
-    index = np.empty(dims, np.int64)
+    n = a_shape[reduce_dim]  # noqa: F841  (the length of the lines folded; stage 3.2's code uses it)
+    step = a_strides[reduce_dim]  # noqa: F841  (how far apart a line's elements lie in a)
+    row = out_shape[dims - 1]  # noqa: F841  (out's last dimension)
+    index = np.empty(dims, np.int64)  # noqa: F841  (an index buffer)
     # BEGIN SOLUTION 3.2
     # HINT: the index of an out element, used in a, is the index of the first element of its line
     # (its reduce_dim entry is 0). Fold into a local variable, and write out once. For the rows:
