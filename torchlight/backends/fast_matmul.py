@@ -172,9 +172,9 @@ def _block(a, a_packed, lda, b, b_packed, ldb, n, m, k, out, so_r, so_c, i0, i1,
     operand is either its packed copy (``a_packed``: ``pack_part`` laid it out as panels of KC
     columns; panel p0, columns p0 to p0 + kc - 1, starts at p0 * n in a's copy and at p0 * m in
     b's, its rows kc apart) or the operand itself, read in place (its rows ``lda`` apart,
-    contiguous along k). out's element (i, j) is at i * so_r + j * so_c
-    and already holds the sums of earlier panels (or zero): add to it. ``n`` and ``m`` are the
-    numbers of rows of a and of b; ``block_part`` picks the block (rows i0..i1-1, columns j0..j1-1).
+    contiguous along k). out's element (i, j) is at i * so_r + j * so_c and already holds the sums
+    of earlier panels (or zero): add to it. ``n`` and ``m`` are the numbers of rows of a and of b;
+    ``block_part`` picks the block (rows i0..i1-1, columns j0..j1-1).
     """
     # BEGIN SOLUTION 3.3
     # HINT: along k one panel at a time (the last may be shorter than KC). Inside a panel, cover
