@@ -185,11 +185,10 @@ class Tensor(Variable):
         return self.history is None or self.history.last_fn is None
 
     @property
-    def grad_fn(self) -> Optional[History]:
-        """The graph node that made this tensor: its ``History`` (``grad_fn.last_fn`` is the
-        Function); None for a leaf or a constant."""
-        h = self.history
-        return None if h is None or h.last_fn is None else h
+    def grad_fn(self) -> Optional[type]:
+        """The Function class that made this tensor (None for a leaf or a constant). The graph
+        node itself, with PyTorch's ``next_functions``, is ``history``."""
+        return None if self.history is None else self.history.last_fn
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's storage, outside the graph."""

@@ -275,7 +275,7 @@ def test_requires_grad_is_leaf_grad_fn_detach(backend_name):
     x.requires_grad_()
     assert x.requires_grad and x.is_leaf and x.grad_fn is None
     y = x * 2.0
-    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MulBackward"
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name == "MulBackward"
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad_(False)
     d = y.detach()

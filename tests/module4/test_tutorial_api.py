@@ -2,7 +2,7 @@
 against PyTorch where it is installed (values, and gradients where differentiable):
 ``torchlight.accelerator``, ``set_default_device``/``get_default_device``, ``Tensor.mul``/
 ``matmul``/``mm`` and the other method forms, ``out=``, ``backward(gradient=...)``,
-``grad_fn.next_functions``, indexing by ranges, lists and tensors, ``np.asarray(tensor)``,
+``history.next_functions``, indexing by ranges, lists and tensors, ``np.asarray(tensor)``,
 ``@no_grad`` without parentheses, and the comparison methods."""
 
 import re
@@ -310,9 +310,9 @@ def test_next_functions_walk_the_graph_as_pytorchs(torch):
     loss, tloss = graph(torchlight, x, w), graph(torch, tx, tw)
     # PyTorch numbers its nodes (MulBackward0) and names a leaf's torch::autograd::AccumulateGrad
     digits = lambda name: re.sub(r"\d+$", "", name.split("::")[-1])  # noqa: E731
-    assert shape_of_graph(loss.grad_fn, digits) == shape_of_graph(tloss.grad_fn, digits)
-    # PyTorch's walk, as the blitz does it
-    mul = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    assert shape_of_graph(loss.history, digits) == shape_of_graph(tloss.grad_fn, digits)
+    # PyTorch's walk, as the blitz does it (from history: grad_fn is the Function class, the contract's)
+    mul = loss.history.next_functions[0][0].next_functions[0][0].next_functions[0][0]
     assert mul.name() == "MulBackward" and repr(mul).startswith("<MulBackward object at 0x")
     first, second = mul.next_functions
     assert second == (None, 0) or first == (None, 0)
@@ -325,9 +325,9 @@ def test_next_functions_index_says_which_output(torch):
     x = torchlight.tensor(A, requires_grad=True)
     values, _ = x.max(1)
     out = values * 2.0
-    node, index = out.grad_fn.next_functions[0]
-    assert node is values.grad_fn and index == values._output_nr
-    assert x.grad_fn is None and (x * 2).grad_fn.next_functions[1] == (None, 0)
+    node, index = out.history.next_functions[0]
+    assert node is values.history and index == values._output_nr
+    assert x.grad_fn is None and (x * 2).history.next_functions[1] == (None, 0)
     assert torchlight.tensor(A).grad_fn is None
 
 

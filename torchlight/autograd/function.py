@@ -89,7 +89,7 @@ class History:
         # Creation order: tells which of two nodes came first (module 5, in-place changes).
         self.stamp = next(_stamps)
 
-    # A non-leaf tensor's ``grad_fn`` is its History: it prints and names itself as PyTorch's node.
+    # A History is the graph node (PyTorch's grad_fn): it prints and names itself as PyTorch's node.
     def name(self) -> str:
         """The node's name: "MulBackward" for a Mul (PyTorch's "MulBackward0")."""
         return "AccumulateGrad" if self.last_fn is None else self.last_fn.name

@@ -1,7 +1,8 @@
-"""Module 5: the graph as PyTorch shows it: ``grad_fn.next_functions``.
+"""Module 5: the graph as PyTorch shows it: ``next_functions``.
 
-A non-leaf tensor's ``grad_fn`` is its ``History`` (module 1), the node of the Function that made
-it. PyTorch lets a program walk the graph from there: ``next_functions`` holds, for each tensor
+A non-leaf tensor's ``history`` (module 1) is the node of the Function that made it, what PyTorch
+calls its ``grad_fn`` (torchlight's ``grad_fn`` is the Function class, the course contract's).
+PyTorch lets a program walk the graph from there: ``next_functions`` holds, for each tensor
 input of the node, the pair ``(node, index)``, where node is the input's own ``grad_fn`` (and
 index which of that node's outputs the input is), an ``AccumulateGrad`` node for a leaf that
 requires grad (its ``variable`` is the leaf), or None for an input without history. Arguments that
