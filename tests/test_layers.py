@@ -2,7 +2,8 @@
 
 Each file says its module in the first line of its docstring ("Module 2: ...", "Modules 1 and 5:
 ...": the first number is the module that needs it). Course and grading tooling says "Course
-tooling:" and sits above every module. A package's ``__init__.py`` assembles its package: it may
+tooling:" and sits above every module, as do the examples ("Example: ...", programs such as
+module 4's project, which use the library as a user does, through ``import torchlight``). A package's ``__init__.py`` assembles its package: it may
 import anything, and a file that imports from it imports everything it assembles, so it counts as
 the latest module among its own imports.
 """
@@ -26,8 +27,8 @@ def _docstring_line(path: Path) -> str:
 def declared_module(path: Path) -> Optional[int]:
     """The module a file's header names (None if it names none)."""
     first = _docstring_line(path)
-    if first.startswith("Course tooling"):
-        return TOOLING
+    if first.startswith(("Course tooling", "Example")):
+        return TOOLING  # tooling, and the examples: programs that use the whole library
     m = re.match(r"Modules? (\d)", first)
     return int(m.group(1)) if m else None
 

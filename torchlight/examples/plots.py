@@ -1,4 +1,4 @@
-"""Pictures of a training run: loss and accuracy curves, and a model's decision boundary.
+"""Module 4: pictures of a training run: loss and accuracy curves, and a model's decision boundary.
 
 Shared by every training script, so a model is given as a plain function
 ``(x1, x2) -> probability of class 1``. Figures are drawn with matplotlib's object API

@@ -1,4 +1,4 @@
-"""Pictures of a classifier's training run (module 4): curves, confusion matrix, its mistakes.
+"""Module 4: pictures of a classifier's training run: curves, confusion matrix, its mistakes.
 
 Drawn as ``plots.py`` draws: matplotlib's object API on an Agg canvas (no pyplot), so nothing
 here changes the global backend or needs a display. Inputs are numpy arrays: images (N, C, H, W)

@@ -1,4 +1,4 @@
-"""Module 4 project: a convolutional network trained with Adam on real data.
+"""Example: module 4's project, a convolutional network trained with Adam on real data.
 
     python -m torchlight.examples.train_cnn --dataset digits --backend fast   # about 98% in under a minute
     python -m torchlight.examples.train_cnn --dataset mnist --data-dir data/ --epochs 2

@@ -1,4 +1,4 @@
-"""The command lines' argument parser: argparse's, with a mistake reported as one line.
+"""Module 4: the command lines' argument parser: argparse's, with a mistake reported as one line.
 
 Every command line of the project (``project/*.py``, ``project/examples/*.py``, ``benchmarks/*.py``,
 ``python -m torchlight.examples.train_cnn``) parses its options with this ``ArgumentParser``:

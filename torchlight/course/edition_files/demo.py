@@ -1,4 +1,4 @@
-"""``make demo``: module 4's network, trained, once the stages it runs are written.
+"""Course tooling: ``make demo``, module 4's network, trained, once the stages it runs are written.
 
     python -m project.demo [options]     # the options go to the training script
 
