@@ -45,6 +45,7 @@ EXCLUDED = (
     "docs/hooks/",
     "docs/assets/",
     "tests/site/",
+    "tests/test_site_notebook_outputs.py",  # tests docs/hooks, and quotes a solution line to do it
     # the reference's own CI steps (the edition's .ci/run grades instead)
     ".ci/numba-cuda-simulator",
     ".ci/installed-wheel",
