@@ -12,9 +12,8 @@ from typing import Any, Iterable, Optional, Tuple
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..scalar_variable import Scalar
-from .optimizer import Optimizer, check_number, value_of
+from .optimizer import Optimizer, check_number
 
 __all__ = ["Adam", "AdamW", "adam_update"]
 
@@ -74,15 +73,6 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta} (expected 0 <= beta < 1)")
         if not check_number("weight_decay", group["weight_decay"]) >= 0.0:
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
-
-    def step(self) -> None:
-        """Move each parameter with a gradient by one Adam update, in place; ``.grad`` stays."""
-        with no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    value: Any = value_of(p)  # a Scalar or a Tensor
-                    if value.grad is not None:
-                        self._update(p, value, group)
 
     def _update(self, p: Any, value: Any, group: dict) -> None:
         lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]

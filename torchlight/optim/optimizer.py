@@ -41,7 +41,7 @@ class Optimizer:
     """Base class: parameter groups, per-parameter state, ``zero_grad``, ``state_dict``.
 
     A subclass passes its default settings to ``__init__``, checks a group's settings in
-    ``check_group`` and defines ``step``.
+    ``check_group`` and defines ``_update`` (one parameter's step) or ``step``.
     """
 
     def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]):
@@ -120,8 +120,20 @@ class Optimizer:
                         value.grad.zero_()
 
     def step(self) -> None:
-        """Move every parameter with a gradient once; each subclass defines it."""
-        raise NotImplementedError(f"{type(self).__name__} does not define step()")
+        """Move each parameter with a gradient by one update (the subclass's ``_update``), in
+        place; ``.grad`` stays. A subclass defines ``_update``, or ``step`` itself (as SGD does)."""
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError(f"{type(self).__name__} does not define step()")
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    value: Any = value_of(p)  # a Scalar or a Tensor
+                    if value.grad is not None:
+                        self._update(p, value, group)
+
+    def _update(self, p: Any, value: Any, group: Dict[str, Any]) -> None:
+        """Update one parameter: ``p`` as given, ``value`` its Scalar or Tensor (with a gradient)."""
+        raise NotImplementedError
 
     # -- saving and restoring ------------------------------------------------------------------
 

@@ -16,9 +16,8 @@ The operations are PyTorch's, in its order, so that in float64 the two take the 
 
 from typing import Any, Iterable
 
-from ..autograd.grad_mode import no_grad
 from ..scalar_variable import Scalar
-from .optimizer import Optimizer, check_number, value_of
+from .optimizer import Optimizer, check_number
 
 __all__ = ["RMSprop"]
 
@@ -56,15 +55,6 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid alpha value: {group['alpha']}")
         if not isinstance(group["centered"], bool):
             raise TypeError(f"centered must be True or False, got {group['centered']!r}")
-
-    def step(self) -> None:
-        """Move each parameter with a gradient by one RMSprop update, in place; ``.grad`` stays."""
-        with no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    value: Any = value_of(p)  # a Scalar or a Tensor
-                    if value.grad is not None:
-                        self._update(p, value, group)
 
     def _update(self, p: Any, value: Any, group: dict) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
