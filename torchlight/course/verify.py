@@ -417,10 +417,15 @@ class _NotebookChain(threading.Thread):
         # A copy of the edition before any step patched it (the native apply carried in too).
         shutil.copytree(work / "edition", work / "notebook-edition", symlinks=True)
         self.edition = _Edition(course, work / "notebook-edition")
-        # The kernel caches are shared with the grading: a generated kernel's file is named by a
-        # hash of the code it compiles (not by the edition's folder), and every cache file is
-        # written whole and renamed, so the two sides reuse each other's kernels safely.
-        self.env = dict(env, PYTHONPATH=str(self.edition.path))
+        # Kernel caches of its own: the two editions are patched to different stages at the same
+        # time, and a kernel cache removes the files of a kernel whose code has changed as stale,
+        # so a shared cache would have each side delete the other's kernels mid-run.
+        self.env = dict(
+            env,
+            PYTHONPATH=str(self.edition.path),
+            NUMBA_CACHE_DIR=str(work / "notebook_numba_cache"),
+            TORCHLIGHT_CACHE_DIR=str(work / "notebook_torchlight_cache"),
+        )
         self.runs: Dict[str, NotebookRun] = {}
         self.seconds = 0.0  # running cells, not waiting for grading results
         self.cpu = 0.0
