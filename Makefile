@@ -19,7 +19,6 @@ test: $(VENV)/.installed
 
 # ruff (lint and format check) and mypy on the library.
 lint: $(VENV)/.installed
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	$(PY) -m ruff check torchlight
 	$(PY) -m ruff format --check torchlight
 	$(PY) -m mypy torchlight
