@@ -33,7 +33,9 @@ from torchlight.utils.cli import ArgumentParser  # noqa: E402
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="python benchmarks/cuda.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)")
+    p.add_argument(
+        "--smoke", action="store_true", help="tiny sizes in numba's CUDA simulator (a check, not a measurement)"
+    )
     p.add_argument(
         "--ptx", metavar="CC", help="only compile every kernel to PTX for this compute capability (no GPU needed)"
     )

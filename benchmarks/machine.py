@@ -40,7 +40,12 @@ def blas_kernel() -> str:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename64_", "openblas_get_corename"):
+        for name in (
+            "scipy_openblas_get_corename64_",
+            "scipy_openblas_get_corename",
+            "openblas_get_corename64_",
+            "openblas_get_corename",
+        ):
             getter = getattr(lib, name, None)
             if getter is not None:
                 getter.restype = ctypes.c_char_p

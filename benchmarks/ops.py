@@ -45,18 +45,58 @@ def elementwise_cases(n: int) -> List[tuple]:
     t = torch
     return [
         ("map", "neg (contiguous)", [x], lambda b, a: b.map(scalar.neg)(a), np.negative, t and t.neg),
-        ("map", "relu (contiguous)", [x], lambda b, a: b.map(scalar.relu)(a), lambda a: np.maximum(a, 0.0), t and t.relu),
+        (
+            "map",
+            "relu (contiguous)",
+            [x],
+            lambda b, a: b.map(scalar.relu)(a),
+            lambda a: np.maximum(a, 0.0),
+            t and t.relu,
+        ),
         ("map", "exp (contiguous)", [x], lambda b, a: b.map(scalar.exp)(a), np.exp, t and t.exp),
         ("zip", "add (contiguous)", [x, y], lambda b, a, c: b.zip(scalar.add)(a, c), np.add, t and t.add),
         ("zip", "mul (broadcast row)", [x, row], lambda b, a, c: b.zip(scalar.mul)(a, c), np.multiply, t and t.mul),
-        ("zip", "mul (broadcast column)", [x, column], lambda b, a, c: b.zip(scalar.mul)(a, c), np.multiply, t and t.mul),
+        (
+            "zip",
+            "mul (broadcast column)",
+            [x, column],
+            lambda b, a, c: b.zip(scalar.mul)(a, c),
+            np.multiply,
+            t and t.mul,
+        ),
         # The first operand is read transposed: a permuted view, strides (1, n), in every library.
-        ("zip", "add (permuted)", [x, y], lambda b, a, c: b.zip(scalar.add)(a.permute(1, 0), c), lambda a, c: a.T + c,
-         t and (lambda a, c: a.T + c)),
-        ("reduce", "sum (last dim)", [x], lambda b, a: b.reduce(scalar.add, 0.0)(a, 1), lambda a: a.sum(1), t and (lambda a: a.sum(1))),
-        ("reduce", "sum (first dim)", [x], lambda b, a: b.reduce(scalar.add, 0.0)(a, 0), lambda a: a.sum(0), t and (lambda a: a.sum(0))),
-        ("reduce", "max (last dim)", [x], lambda b, a: b.reduce(scalar.max, -np.inf)(a, 1), lambda a: a.max(1),
-         t and (lambda a: a.amax(1))),
+        (
+            "zip",
+            "add (permuted)",
+            [x, y],
+            lambda b, a, c: b.zip(scalar.add)(a.permute(1, 0), c),
+            lambda a, c: a.T + c,
+            t and (lambda a, c: a.T + c),
+        ),
+        (
+            "reduce",
+            "sum (last dim)",
+            [x],
+            lambda b, a: b.reduce(scalar.add, 0.0)(a, 1),
+            lambda a: a.sum(1),
+            t and (lambda a: a.sum(1)),
+        ),
+        (
+            "reduce",
+            "sum (first dim)",
+            [x],
+            lambda b, a: b.reduce(scalar.add, 0.0)(a, 0),
+            lambda a: a.sum(0),
+            t and (lambda a: a.sum(0)),
+        ),
+        (
+            "reduce",
+            "max (last dim)",
+            [x],
+            lambda b, a: b.reduce(scalar.max, -np.inf)(a, 1),
+            lambda a: a.max(1),
+            t and (lambda a: a.amax(1)),
+        ),
     ]
 
 
@@ -78,7 +118,15 @@ def elementwise(sizes: List[int], rounds: int) -> List[Row]:
     return rows
 
 
-MATMUL_SHAPES = [(1, 50, 100, 100), (1, 64, 64, 64), (1, 128, 128, 128), (1, 256, 256, 256), (1, 512, 512, 512), (1, 1024, 1024, 1024), (16, 256, 256, 256)]
+MATMUL_SHAPES = [
+    (1, 50, 100, 100),
+    (1, 64, 64, 64),
+    (1, 128, 128, 128),
+    (1, 256, 256, 256),
+    (1, 512, 512, 512),
+    (1, 1024, 1024, 1024),
+    (16, 256, 256, 256),
+]
 
 
 def matmul(shapes: List[tuple], rounds: int) -> List[Row]:
@@ -99,5 +147,7 @@ def matmul(shapes: List[tuple], rounds: int) -> List[Row]:
         }
         times = compare(contenders, rounds=rounds + 1, budget=0.3, pause=0.2)
         shape = (f"{batch}x" if batch > 1 else "") + f"{n}x{k} @ {k}x{m}"
-        rows.append(Row("matmul", "matmul", shape, {k_: times.get(k_) for k_ in contenders}, flops=2.0 * batch * n * k * m))
+        rows.append(
+            Row("matmul", "matmul", shape, {k_: times.get(k_) for k_ in contenders}, flops=2.0 * batch * n * k * m)
+        )
     return rows

@@ -52,7 +52,10 @@ def parser() -> ArgumentParser:
     p.add_argument("--rounds", type=positive_int, default=5, help="best of this many rounds of turns (default: 5)")
     p.add_argument("--backend", choices=backends.names(), help="torchlight backend (default: the default one)")
     p.add_argument(
-        "--paths", type=apply_paths, default=list(PATHS), help="torchlight's applies to time, of native,python (default: both)"
+        "--paths",
+        type=apply_paths,
+        default=list(PATHS),
+        help="torchlight's applies to time, of native,python (default: both)",
     )
     return p
 

@@ -73,11 +73,38 @@ def main(argv=None) -> int:
     rows = []
     for r in elementwise:
         t = r.times
-        rows.append([r.group, r.operation, r.shape, format_time(t["simple"]), format_time(t["fast"]), format_time(t["numpy"]),
-                     format_time(t["torch"]), format_ratio(t["fast"], t["numpy"]), format_ratio(t["fast"], t["torch"]),
-                     format_ratio(t["simple"], t["fast"])])
+        rows.append(
+            [
+                r.group,
+                r.operation,
+                r.shape,
+                format_time(t["simple"]),
+                format_time(t["fast"]),
+                format_time(t["numpy"]),
+                format_time(t["torch"]),
+                format_ratio(t["fast"], t["numpy"]),
+                format_ratio(t["fast"], t["torch"]),
+                format_ratio(t["simple"], t["fast"]),
+            ]
+        )
     print("Elementwise and reductions (time per call; ratios of times, below 1: fast is faster)\n")
-    print(table(["primitive", "operation", "shape", "simple", "fast", "numpy", "torch", "fast / numpy", "fast / torch", "simple / fast"], rows))
+    print(
+        table(
+            [
+                "primitive",
+                "operation",
+                "shape",
+                "simple",
+                "fast",
+                "numpy",
+                "torch",
+                "fast / numpy",
+                "fast / torch",
+                "simple / fast",
+            ],
+            rows,
+        )
+    )
     print()
 
     shapes = ops.MATMUL_SHAPES[:1] + ops.MATMUL_SHAPES[3:5] + ops.MATMUL_SHAPES[6:] if args.quick else ops.MATMUL_SHAPES
@@ -88,18 +115,56 @@ def main(argv=None) -> int:
     rows = []
     for r in products:
         t = r.times
-        rows.append([r.shape, format_time(t["simple"]), format_time(t["fast"]), format_time(t["numpy"]), format_time(t["torch"]),
-                     gflops(r.flops, t["fast"]), gflops(r.flops, t["numpy"]), gflops(r.flops, t["torch"]),
-                     "-" if t["fast"] is None else f"{100 * t['numpy'] / t['fast']:.0f}%"])
+        rows.append(
+            [
+                r.shape,
+                format_time(t["simple"]),
+                format_time(t["fast"]),
+                format_time(t["numpy"]),
+                format_time(t["torch"]),
+                gflops(r.flops, t["fast"]),
+                gflops(r.flops, t["numpy"]),
+                gflops(r.flops, t["torch"]),
+                "-" if t["fast"] is None else f"{100 * t['numpy'] / t['fast']:.0f}%",
+            ]
+        )
     print("Matrix multiply (float64; throughput in GFLOP/s; last column: fast's throughput as a share of numpy's)\n")
-    print(table(["shape", "simple", "fast", "numpy", "torch", "fast GFLOP/s", "numpy GFLOP/s", "torch GFLOP/s", "fast / numpy"], rows))
+    print(
+        table(
+            [
+                "shape",
+                "simple",
+                "fast",
+                "numpy",
+                "torch",
+                "fast GFLOP/s",
+                "numpy GFLOP/s",
+                "torch GFLOP/s",
+                "fast / numpy",
+            ],
+            rows,
+        )
+    )
     print()
 
     epoch = mlp.measure(include_simple=not args.no_simple)
-    print(f"Training: one epoch, 2 -> {mlp.HIDDEN} -> {mlp.HIDDEN} -> 1, split ({mlp.POINTS} points), batches of {mlp.BATCH}\n")
-    print(table(["simple", "fast", "torch", "fast / torch", "simple / fast"],
-                [[format_time(epoch["simple"]), format_time(epoch["fast"]), format_time(epoch["torch"]),
-                  format_ratio(epoch["fast"], epoch["torch"]), format_ratio(epoch["simple"], epoch["fast"])]]))
+    print(
+        f"Training: one epoch, 2 -> {mlp.HIDDEN} -> {mlp.HIDDEN} -> 1, split ({mlp.POINTS} points), batches of {mlp.BATCH}\n"
+    )
+    print(
+        table(
+            ["simple", "fast", "torch", "fast / torch", "simple / fast"],
+            [
+                [
+                    format_time(epoch["simple"]),
+                    format_time(epoch["fast"]),
+                    format_time(epoch["torch"]),
+                    format_ratio(epoch["fast"], epoch["torch"]),
+                    format_ratio(epoch["simple"], epoch["fast"]),
+                ]
+            ],
+        )
+    )
     print()
 
     conv_text, conv_targets = conv.report(2 if args.quick else 4)
@@ -114,9 +179,21 @@ def main(argv=None) -> int:
     if not args.no_startup:
         compile_cost = startup.measure()
         print("Compile cost: first use of every fast kernel in a fresh process (seconds)\n")
-        print(table(["caches", "kernels", "import torchlight + fast", "import + first use of every kernel", "whole process"],
-                    [[label, str(r["kernels"]), f"{r['import']:.2f}", f"{r['total']:.2f}", f"{r['process']:.2f}"]
-                     for label, r in compile_cost.items()]))
+        print(
+            table(
+                [
+                    "caches",
+                    "kernels",
+                    "import torchlight + fast",
+                    "import + first use of every kernel",
+                    "whole process",
+                ],
+                [
+                    [label, str(r["kernels"]), f"{r['import']:.2f}", f"{r['total']:.2f}", f"{r['process']:.2f}"]
+                    for label, r in compile_cost.items()
+                ],
+            )
+        )
         print()
 
     print("Targets\n")
@@ -143,11 +220,15 @@ def targets(elementwise, products, epoch, compile_cost) -> List[str]:
         else:
             continue
         ratio = t["fast"] / t["numpy"]
-        out.append(f"- {r.group} {r.operation} {r.shape}: fast / numpy = {ratio:.2f} ({goal}): {verdict(ratio <= limit)}")
+        out.append(
+            f"- {r.group} {r.operation} {r.shape}: fast / numpy = {ratio:.2f} ({goal}): {verdict(ratio <= limit)}"
+        )
     for r in products:
         if r.shape in ("512x512 @ 512x512", "16x256x256 @ 256x256"):
             share = r.times["numpy"] / r.times["fast"]
-            out.append(f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least 60%): {verdict(share >= 0.6)}")
+            out.append(
+                f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least 60%): {verdict(share >= 0.6)}"
+            )
     if epoch["torch"] is not None:
         ratio = epoch["fast"] / epoch["torch"]
         out.append(f"- MLP epoch: fast / torch = {ratio:.2f} (within 3x): {verdict(ratio <= 3.0)}")

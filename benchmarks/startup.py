@@ -82,8 +82,10 @@ def measure() -> Dict[str, Dict[str, float]]:
 def main(argv=None) -> int:
     ArgumentParser(prog="python benchmarks/startup.py", description=__doc__.split("\n")[0]).parse_args(argv)
     for label, r in measure().items():
-        print(f"{label:>6}: every kernel ({r['kernels']}) in {r['total']:.2f} s "
-              f"(import {r['import']:.2f} s; whole process {r['process']:.2f} s)")
+        print(
+            f"{label:>6}: every kernel ({r['kernels']}) in {r['total']:.2f} s "
+            f"(import {r['import']:.2f} s; whole process {r['process']:.2f} s)"
+        )
     return 0
 
 

@@ -108,7 +108,10 @@ class Result:
     @property
     def accuracy(self) -> float:
         """Training accuracy (0..1) of the final model."""
-        return sum(int((self.model.predict(*x) > 0.5) == (label == 1)) for x, label in zip(self.data.X, self.data.y)) / self.data.n
+        return (
+            sum(int((self.model.predict(*x) > 0.5) == (label == 1)) for x, label in zip(self.data.X, self.data.y))
+            / self.data.n
+        )
 
 
 def train(

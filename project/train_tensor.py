@@ -148,7 +148,9 @@ def parser() -> ArgumentParser:
     p.add_argument("--n", type=positive_int, default=100, help="number of data points (default: 100)")
     p.add_argument("--seed", type=int, default=0, help="seed for data and initial weights (default: 0)")
     p.add_argument(
-        "--backend", choices=backends.names(), help="where tensor operations run (default: fast if it can run here, else simple)"
+        "--backend",
+        choices=backends.names(),
+        help="where tensor operations run (default: fast if it can run here, else simple)",
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for loss.png and boundary.png (default: out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (the results are still printed)")
@@ -165,7 +167,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Result:
         p.error(str(e))
     print(f"backend: {backend}")
     result = train(
-        args.dataset, args.hidden, args.epochs, args.lr, args.momentum, args.n, args.seed, backend,
+        args.dataset,
+        args.hidden,
+        args.epochs,
+        args.lr,
+        args.momentum,
+        args.n,
+        args.seed,
+        backend,
         progress=not args.quiet,
     )
     curves, boundary = save_plots(result, args.out)

@@ -40,6 +40,7 @@ def pytest_report_header(config):
     except importlib.metadata.PackageNotFoundError:
         return "cuda tests: numba is not installed"
 
+
 settings.register_profile(
     "torchlight",
     max_examples=int(os.environ.get("TORCHLIGHT_EXAMPLES", "25")),

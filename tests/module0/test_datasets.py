@@ -106,7 +106,9 @@ def test_labels_are_a_function_of_position(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("n, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError), ("10", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "n, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError), ("10", TypeError), (True, TypeError)]
+)
 def test_bad_n(name, n, error):
     with pytest.raises(error, match="number of points"):
         datasets.get(name)(n)

@@ -90,4 +90,3 @@ def gradients_by_chain_rule(out, d=1.0):
         else:
             todo.extend(node.chain_rule(g))
     return grads
-

@@ -157,7 +157,9 @@ def test_random_graphs_match_torch(steps, values):
     for i, (s, t) in enumerate(zip(ours[: len(values)], leaves)):
         expected = 0.0 if t.grad is None else t.grad.item()
         got = 0.0 if s.grad is None else s.grad
-        assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), f"leaf {i}: .grad is {got!r}, PyTorch's {expected!r}"
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), (
+            f"leaf {i}: .grad is {got!r}, PyTorch's {expected!r}"
+        )
 
 
 def test_backward_scales_by_d():

@@ -194,4 +194,3 @@ def test_unary_ops_have_the_floats_derivatives(name, fn, inputs, data):
     ours = central_difference(lambda a: fn(Scalar(a)), x)
     theirs = central_difference(FLOAT_UNARY[name], x)
     assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
-

@@ -182,6 +182,7 @@ def test_module_gradients_match_central_differences(v):
     net = nets.Net(seed=0.5)
     net(Scalar(v)).backward()
     for name, p in net.named_parameters():
+
         def at(value, p=p):
             saved = p.value
             p.update(Scalar(value))

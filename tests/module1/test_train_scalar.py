@@ -19,8 +19,21 @@ def assert_png(path):
 
 def test_scalar_network_learns_xor(tmp_path, capsys):
     result = train_scalar.main(
-        ["--dataset", "xor", "--hidden", "10", "--n", "20", "--epochs", "100", "--seed", "0",
-         "--out", str(tmp_path), "--quiet"]
+        [
+            "--dataset",
+            "xor",
+            "--hidden",
+            "10",
+            "--n",
+            "20",
+            "--epochs",
+            "100",
+            "--seed",
+            "0",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
     )
     setting = "xor, 20 points, 10 hidden units, 100 epochs, seed 0"
     assert result.accuracy == 1.0, (
@@ -87,7 +100,9 @@ def test_sgd_with_momentum_follows_torch_formula():
         assert p.value.grad == 2.0 and p.value.is_leaf()
 
 
-@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")], ids=repr)
+@pytest.mark.parametrize(
+    "kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")], ids=repr
+)
 def test_sgd_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train_scalar.SGD([], **kwargs)

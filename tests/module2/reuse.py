@@ -20,7 +20,9 @@ PACKAGE = "torchlight_tests_module2"
 def load(name):
     """The module 2 file ``<name>.py`` (e.g. "test_autodiff"), imported once."""
     if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(PACKAGE, HERE / "__init__.py", submodule_search_locations=[str(HERE)])
+        spec = importlib.util.spec_from_file_location(
+            PACKAGE, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
+        )
         package = importlib.util.module_from_spec(spec)
         sys.modules[PACKAGE] = package
         spec.loader.exec_module(package)

@@ -74,7 +74,14 @@ BINARY = [
     ("composite", lambda a, b: (a * b).sigmoid() + (a - b).tanh() * b, None, None),
 ]
 
-MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 2)), ((2, 1, 3), (2, 3, 2)), ((2, 2, 3), (3, 1))]
+MATMUL_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((3,), (3, 2)),
+    ((2, 3), (3, 2)),
+    ((2, 1, 3), (2, 3, 2)),
+    ((2, 2, 3), (3, 1)),
+]
 
 
 def ids(table):
@@ -125,7 +132,12 @@ def test_gather_gradcheck(backend_name, data):
     a, values = unary_input(data, backend, None, 1, False)
     dim = data.draw(st.integers(0, a.dims - 1))
     shape = tuple(data.draw(st.integers(1, 3)) if d == dim else n for d, n in enumerate(a.shape))
-    index = np.array(data.draw(st.lists(st.integers(0, a.shape[dim] - 1), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))), dtype=float)
+    index = np.array(
+        data.draw(
+            st.lists(st.integers(0, a.shape[dim] - 1), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))
+        ),
+        dtype=float,
+    )
     index_t = torchlight.tensor(index.reshape(shape), backend=backend)
     assert gradcheck(lambda x: x.gather(dim, index_t), (a,))
 
@@ -141,7 +153,9 @@ def test_gradcheck_catches_a_wrong_gradient():
             return g * 3.0  # wrong on purpose
 
     x = torchlight.rand(2, 2, seed=0, requires_grad=True)
-    with pytest.raises(GradcheckError, match=r"Jacobian mismatch with respect to input 0.*analytical 3.0, numerical 2.0"):
+    with pytest.raises(
+        GradcheckError, match=r"Jacobian mismatch with respect to input 0.*analytical 3.0, numerical 2.0"
+    ):
         gradcheck(Twice.apply, (x,))
     assert gradcheck(Twice.apply, (x,), raise_exception=False) is False
     with pytest.raises(GradcheckError, match="random direction"):
@@ -253,7 +267,10 @@ def test_backward_errors(backend_name):
     x = torchlight.tensor([1.0, 2.0], requires_grad=True, backend=backend_name)
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         (x * 2.0).backward()
-    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \(3,\) and output\[0\] has a shape of \(2,\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Mismatch in shape: grad_output\[0\] has a shape of \(3,\) and output\[0\] has a shape of \(2,\)",
+    ):
         (x * 2.0).backward(torchlight.ones(3, backend=backend_name))
     with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
         torchlight.zeros(2, backend=backend_name).sum().backward()
@@ -327,7 +344,10 @@ def test_a_gradient_of_the_wrong_shape_names_the_function_and_shapes(backend_nam
             return torchlight.ones(3, backend=g.backend)
 
     x = torchlight.zeros(2, 2, requires_grad=True, backend=backend_name)
-    with pytest.raises(RuntimeError, match=r"Function BadBackward returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2, 2\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Function BadBackward returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2, 2\]",
+    ):
         Bad.apply(x).sum().backward()
     # a gradient of a shape the input broadcasts to is summed down, as PyTorch's engine does
     leaf = torchlight.zeros(1, requires_grad=True, backend=backend_name)

@@ -228,7 +228,9 @@ def test_sum_mean_and_max_match_numpy(backend_name, data):
         dim = data.draw(st.none() | st.integers(-values.ndim, values.ndim - 1))
     s = a.sum(dim, keepdim)
     np.testing.assert_allclose(s.to_numpy(), np.sum(values, axis=dim, keepdims=keepdim), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(a.mean(dim, keepdim).to_numpy(), np.mean(values, axis=dim, keepdims=keepdim), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        a.mean(dim, keepdim).to_numpy(), np.mean(values, axis=dim, keepdims=keepdim), rtol=1e-12, atol=1e-12
+    )
     if dim is None:
         m = a.max()
         assert m.shape == () and m.item() == values.max()

@@ -26,7 +26,9 @@ def test_shape_broadcast_examples():
 
 
 def test_shapes_that_do_not_broadcast_name_both_shapes():
-    with pytest.raises(RuntimeError, match=r"shapes \(2, 3\) and \(4,\) cannot be broadcast.*\(3\).*\(4\) at non-singleton dimension 1"):
+    with pytest.raises(
+        RuntimeError, match=r"shapes \(2, 3\) and \(4,\) cannot be broadcast.*\(3\).*\(4\) at non-singleton dimension 1"
+    ):
         shape_broadcast((2, 3), (4,))
 
 
@@ -79,7 +81,9 @@ def test_broadcast_index_for_every_element(pair):
 def test_broadcast_index_examples(big_index, big, small, expected):
     index = [0] * len(small)
     broadcast_index(list(big_index), big, small, index)
-    assert tuple(index) == expected, f"index {big_index} of shape {big}, read in shape {small}: {tuple(index)}, not {expected}"
+    assert tuple(index) == expected, (
+        f"index {big_index} of shape {big}, read in shape {small}: {tuple(index)}, not {expected}"
+    )
 
 
 # Operations that broadcast (backend.zip, the Tensor operators, expand + contiguous) run the kernels

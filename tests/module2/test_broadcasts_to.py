@@ -32,8 +32,17 @@ def test_each_of_two_broadcast_shapes_broadcasts_to_their_result(pair):
 
 @pytest.mark.parametrize(
     "shape, target, expected",
-    [((), (2, 3), True), ((3,), (2, 3), True), ((2, 1), (2, 3), True), ((2, 3), (3,), False),
-     ((3,), (1,), False), ((1,), (), False), ((0,), (0,), True), ((1,), (0,), True), ((2,), (0,), False)],
+    [
+        ((), (2, 3), True),
+        ((3,), (2, 3), True),
+        ((2, 1), (2, 3), True),
+        ((2, 3), (3,), False),
+        ((3,), (1,), False),
+        ((1,), (), False),
+        ((0,), (0,), True),
+        ((1,), (0,), True),
+        ((2,), (0,), False),
+    ],
     ids=lambda v: str(v),
 )
 def test_broadcasts_to_examples(shape, target, expected):

@@ -220,7 +220,9 @@ def test_tensor_from_a_number_is_0d():
 
 
 def test_ragged_lists_are_a_clear_error():
-    with pytest.raises(ValueError, match=r"rectangular: expected a sequence of length 2 at dim 1 \(element 1 has length 1\)"):
+    with pytest.raises(
+        ValueError, match=r"rectangular: expected a sequence of length 2 at dim 1 \(element 1 has length 1\)"
+    ):
         torchlight.tensor([[1, 2], [3]])
     with pytest.raises(ValueError, match="expected a number at dim 2"):
         torchlight.tensor([[1, 2], [3, [4]]])

@@ -36,7 +36,13 @@ def assert_values(t, expected, exact=False):
 
 # -- factories --------------------------------------------------------------------------------
 
-ARANGES = [((5,), np.int64), ((2, 7), np.int64), ((7, 2, -2), np.int64), ((0.0, 1.0, 0.25), None), ((0.1, 1.0, 0.3), None)]
+ARANGES = [
+    ((5,), np.int64),
+    ((2, 7), np.int64),
+    ((7, 2, -2), np.int64),
+    ((0.0, 1.0, 0.25), None),
+    ((0.1, 1.0, 0.3), None),
+]
 
 
 @pytest.mark.parametrize("args, int_dtype", ARANGES, ids=str)
@@ -49,7 +55,9 @@ def test_arange_values_and_dtype(backend_name, args, int_dtype):
     assert t.backend.name == backend_name
 
 
-@pytest.mark.parametrize("args", [(-math.pi, math.pi, 7), (0.0, 1.0, 1), (0.0, 1.0, 0), (2.0, -3.0, 10), (-1.0, 1.0, 2000)])
+@pytest.mark.parametrize(
+    "args", [(-math.pi, math.pi, 7), (0.0, 1.0, 1), (0.0, 1.0, 0), (2.0, -3.0, 10), (-1.0, 1.0, 2000)]
+)
 def test_linspace_is_symmetric_with_exact_ends(args):
     start, end, steps = args
     x = torchlight.linspace(start, end, steps).to_numpy()
@@ -78,7 +86,12 @@ def test_factories_match_torch_exactly():
     for ours, theirs in pairs:
         # (PyTorch's vectorized kernels add the step to a chunk's first value: the last bit can differ)
         np.testing.assert_allclose(ours.to_numpy(), theirs.numpy().astype(np.float64), rtol=0, atol=1e-15)
-        assert ours.dtype is {torch.float64: torchlight.float64, torch.int64: torchlight.int64, torch.bool: torchlight.bool}[theirs.dtype]
+        assert (
+            ours.dtype
+            is {torch.float64: torchlight.float64, torch.int64: torchlight.int64, torch.bool: torchlight.bool}[
+                theirs.dtype
+            ]
+        )
 
 
 def test_full_eye_and_like(backend_name):
@@ -199,7 +212,11 @@ VALUES = [
     ("masked_fill", lambda m, a, b: a.masked_fill(b > 0, -9.0), lambda a, b: np.where(b > 0, -9.0, a)),
     ("var", lambda m, a, b: a.var(), lambda a, b: np.var(a, ddof=1)),
     ("var_dim", lambda m, a, b: m.var(a, 1), lambda a, b: np.var(a, axis=1, ddof=1)),
-    ("var_biased_keepdim", lambda m, a, b: a.var(0, unbiased=False, keepdim=True), lambda a, b: np.var(a, 0, keepdims=True)),
+    (
+        "var_biased_keepdim",
+        lambda m, a, b: a.var(0, unbiased=False, keepdim=True),
+        lambda a, b: np.var(a, 0, keepdims=True),
+    ),
     ("var_correction", lambda m, a, b: a.var(dim=(0, 1), correction=2), lambda a, b: np.var(a, ddof=2)),
     ("std", lambda m, a, b: a.std(-1), lambda a, b: np.std(a, axis=-1, ddof=1)),
     ("std_module", lambda m, a, b: m.std(a, unbiased=False), lambda a, b: np.std(a)),
@@ -311,7 +328,10 @@ def test_matmul_forms(backend_name):
     assert_values(torchlight.mm(a, b), A @ A.T)
     assert_values(torchlight.matmul(a, T(B, backend_name)), A @ B)
     batch = np.stack([A, 2 * A])
-    assert_values(torchlight.bmm(T(batch, backend_name), T(batch.transpose(0, 2, 1), backend_name)), batch @ batch.transpose(0, 2, 1))
+    assert_values(
+        torchlight.bmm(T(batch, backend_name), T(batch.transpose(0, 2, 1), backend_name)),
+        batch @ batch.transpose(0, 2, 1),
+    )
     with pytest.raises(RuntimeError, match="self must be a matrix"):
         torchlight.mm(T(B, backend_name), b)
     with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
@@ -328,16 +348,28 @@ def test_matmul_forms(backend_name):
         (lambda a: torchlight.cat([]), ValueError, "expected a non-empty list of Tensors"),
         (lambda a: torchlight.cat(a), TypeError, "must be a list or tuple of Tensors"),
         (lambda a: torchlight.cat([a, 1.0]), TypeError, "expected Tensor as element 1"),
-        (lambda a: torchlight.cat([a, a.T]), RuntimeError, "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1"),
+        (
+            lambda a: torchlight.cat([a, a.T]),
+            RuntimeError,
+            "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 2 for tensor number 1",
+        ),
         (lambda a: torchlight.cat([a, a[0]]), RuntimeError, "same number of dimensions: got 2 and 1"),
         (lambda a: torchlight.cat([a[0, 0], a[0, 0]]), RuntimeError, "zero-dimensional tensor \\(at position 0\\)"),
         (lambda a: torchlight.cat([a, a], dim=2), IndexError, "Dimension out of range"),
-        (lambda a: torchlight.stack([a, a.T]), RuntimeError, "stack expects each tensor to be equal size, but got \\[2, 3\\] at entry 0 and \\[3, 2\\] at entry 1"),
+        (
+            lambda a: torchlight.stack([a, a.T]),
+            RuntimeError,
+            "stack expects each tensor to be equal size, but got \\[2, 3\\] at entry 0 and \\[3, 2\\] at entry 1",
+        ),
         (lambda a: a.repeat(2), RuntimeError, "Number of dimensions of repeat dims can not be smaller"),
         (lambda a: a.repeat(2, -1), RuntimeError, "negative dimension -1"),
         (lambda a: torchlight.clamp(a), RuntimeError, "At least one of 'min' or 'max' must not be None"),
         (lambda a: a.clamp("x"), TypeError, "must be a Tensor or a number"),
-        (lambda a: a.masked_fill(a[:1, :1].T.repeat(3, 1) > 0, 1.0), RuntimeError, "must broadcast to the tensor's \\[2, 3\\]"),
+        (
+            lambda a: a.masked_fill(a[:1, :1].T.repeat(3, 1) > 0, 1.0),
+            RuntimeError,
+            "must broadcast to the tensor's \\[2, 3\\]",
+        ),
         (lambda a: a.masked_fill(a > 0, a), RuntimeError, "0-dimensional value tensor"),
         (lambda a: torchlight.where(1.0, a, a), TypeError, "'condition' must be Tensor"),
         (lambda a: torchlight.sin([1.0]), TypeError, "sin\\(\\): argument 'input' must be Tensor, not list"),
@@ -350,7 +382,11 @@ def test_matmul_forms(backend_name):
         (lambda a: int(a.sum()) + [0, 1][a.sum()], TypeError, "only integer tensors of a single element"),
         (lambda a: ~a, TypeError, "only for bool tensors"),
         (lambda a: a.long().requires_grad_(), RuntimeError, "only Tensors of floating point dtype"),
-        (lambda a: (a * math.nan).long(), RuntimeError, "cannot convert a tensor holding nan or inf to torchlight.int64"),
+        (
+            lambda a: (a * math.nan).long(),
+            RuntimeError,
+            "cannot convert a tensor holding nan or inf to torchlight.int64",
+        ),
         (lambda a: a.requires_grad_().numpy(), RuntimeError, "Use tensor.detach\\(\\).numpy\\(\\) instead"),
     ],
     ids=lambda x: x if isinstance(x, str) and len(x) < 40 else None,
@@ -373,10 +409,23 @@ def test_dtype_labels_follow_pytorch(backend_name):
     correct = (x.argmax(1) == T([2, 0], backend_name).long()).sum().item()  # PyTorch's accuracy idiom
     assert correct == 2 and isinstance(correct, int)
     i = x.argmax(1)
-    assert i.dtype is torchlight.int64 and x.max(1).indices.dtype is torchlight.int64 and x.min(0).indices.dtype is torchlight.int64
+    assert (
+        i.dtype is torchlight.int64
+        and x.max(1).indices.dtype is torchlight.int64
+        and x.min(0).indices.dtype is torchlight.int64
+    )
     # views and copies of integer tensors stay integers; arithmetic gives float64 (docs/pytorch.md)
     r = torchlight.arange(6, backend=backend_name)
-    for view in (r.view(2, 3), r[1:], r.view(2, 3).T, r.unsqueeze(0).squeeze(0), r.clone(), r.flatten(), r.repeat(2), r.detach()):
+    for view in (
+        r.view(2, 3),
+        r[1:],
+        r.view(2, 3).T,
+        r.unsqueeze(0).squeeze(0),
+        r.clone(),
+        r.flatten(),
+        r.repeat(2),
+        r.detach(),
+    ):
         assert view.dtype is torchlight.int64
     assert torchlight.cat([r, r]).dtype is torchlight.int64 and torchlight.stack([r, r]).dtype is torchlight.int64
     assert torchlight.cat([r, r.double()]).dtype is torchlight.float64
@@ -397,7 +446,9 @@ def test_conversions(backend_name):
     assert n.to(dtype=bool).dtype is torchlight.bool and n.long() is n
     y = torchlight.zeros(1, dtype=torchlight.long)
     assert x.to(y).dtype is torchlight.int64 and x.to(y).backend is y.backend
-    assert x.to("cpu") is x and x.cpu() is x and x.to(x.device) is x and x.to(device="cpu", dtype=torchlight.double) is x
+    assert (
+        x.to("cpu") is x and x.cpu() is x and x.to(x.device) is x and x.to(device="cpu", dtype=torchlight.double) is x
+    )
     assert x.to(copy=True) is not x and x.to(copy=True).tolist() == x.tolist()
     if backends.get(backend_name) is not backends.get("simple"):
         moved = x.to("simple")
@@ -437,4 +488,3 @@ def test_repr_shows_integers_and_bools():
     assert repr(torchlight.arange(3)) == "tensor([0, 1, 2])"
     assert repr(torchlight.tensor([1.0, -1.0]) > 0) == "tensor([ True, False])"
     assert repr(torchlight.tensor([1.5])) == "tensor([1.5])"
-

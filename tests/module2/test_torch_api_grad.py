@@ -77,19 +77,39 @@ def test_values_and_gradients_match_torch(name, fn):
 # (name, fn, inputs, expected gradients of fn(...).sum() for each input)
 TIES = [
     # maximum and minimum split a tie evenly; nan passes the gradient to both
-    ("maximum", lambda m, a, b: m.maximum(a, b), ([1.0, 2.0, 3.0], [1.0, 5.0, 0.0]), ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0])),
-    ("minimum", lambda m, a, b: m.minimum(a, b), ([1.0, 2.0, 3.0], [1.0, 5.0, 0.0]), ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0])),
+    (
+        "maximum",
+        lambda m, a, b: m.maximum(a, b),
+        ([1.0, 2.0, 3.0], [1.0, 5.0, 0.0]),
+        ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0]),
+    ),
+    (
+        "minimum",
+        lambda m, a, b: m.minimum(a, b),
+        ([1.0, 2.0, 3.0], [1.0, 5.0, 0.0]),
+        ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0]),
+    ),
     ("maximum_nan", lambda m, a, b: m.maximum(a, b), ([float("nan"), 2.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, 0.0])),
     # clamp passes the gradient at the bounds themselves (min <= x <= max)
     ("clamp", lambda m, a: a.clamp(-1.0, 1.0), ([-1.0, 1.0, 2.0, -3.0, 0.5],), ([1.0, 1.0, 0.0, 0.0, 1.0],)),
     # a tensor bound gets the gradient where it was taken
-    ("clamp_tensor", lambda m, a, lo: a.clamp(min=lo), ([0.0, 1.0, 2.0], [1.0, 1.0, 1.0]), ([0.0, 1.0, 1.0], [1.0, 0.0, 0.0])),
+    (
+        "clamp_tensor",
+        lambda m, a, lo: a.clamp(min=lo),
+        ([0.0, 1.0, 2.0], [1.0, 1.0, 1.0]),
+        ([0.0, 1.0, 1.0], [1.0, 0.0, 0.0]),
+    ),
     # min of all elements shares the gradient evenly among ties (as max does); min(dim) gives it to one
     ("min_ties", lambda m, a: a.min(), ([2.0, 1.0, 1.0, 3.0],), ([0.0, 0.5, 0.5, 0.0],)),
     ("min_dim_ties", lambda m, a: a.min(0).values, ([2.0, 1.0, 1.0, 3.0],), ([0.0, 1.0, 0.0, 0.0],)),
     # where: the side not taken gets a gradient of exactly 0, which a derivative of inf there turns
     # into nan (0 * inf), in PyTorch as here: the known trap of where(x > 0, x.sqrt(), ...)
-    ("where", lambda m, a, b: m.where(a > 0, a.sqrt(), b.log()), ([0.0, 4.0], [0.0, -1.0]), ([float("nan"), 0.25], [float("inf"), 0.0])),
+    (
+        "where",
+        lambda m, a, b: m.where(a > 0, a.sqrt(), b.log()),
+        ([0.0, 4.0], [0.0, -1.0]),
+        ([float("nan"), 0.25], [float("inf"), 0.0]),
+    ),
 ]
 
 

@@ -57,9 +57,12 @@ def test_network_shape_and_seeded_init():
     net = train_tensor.Network(hidden=5, backend="simple", seed=1)
     shapes = [(name, p.value.shape) for name, p in net.named_parameters()]
     assert shapes == [
-        ("layer1.weight", (5, 2)), ("layer1.bias", (5,)),
-        ("layer2.weight", (5, 5)), ("layer2.bias", (5,)),
-        ("layer3.weight", (1, 5)), ("layer3.bias", (1,)),
+        ("layer1.weight", (5, 2)),
+        ("layer1.bias", (5,)),
+        ("layer2.weight", (5, 5)),
+        ("layer2.bias", (5,)),
+        ("layer3.weight", (1, 5)),
+        ("layer3.bias", (1,)),
     ]
     values = lambda n: [p.value.to_numpy() for p in n.parameters()]  # noqa: E731
     same, other = train_tensor.Network(5, "simple", seed=1), train_tensor.Network(5, "simple", seed=2)
@@ -144,7 +147,9 @@ def test_sgd_with_momentum_follows_torch_formula():
         assert p.value.grad is not None and p.value.is_leaf and p.value.requires_grad
 
 
-@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")], ids=repr)
+@pytest.mark.parametrize(
+    "kwargs, message", [({"lr": 0.0}, "learning rate"), ({"lr": 0.1, "momentum": 1.0}, "momentum")], ids=repr
+)
 def test_sgd_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train_tensor.SGD([], **kwargs)

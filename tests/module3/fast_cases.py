@@ -44,9 +44,9 @@ def pair(draw, shape=None, elements=None):
     """The same values as a fast tensor and a simple tensor, in the same drawn layout."""
     shape = draw(shapes(max_dims=4, max_side=5)) if shape is None else shape
     values = draw(
-        st.lists(floats(-5, 5) if elements is None else elements, min_size=math.prod(shape), max_size=math.prod(shape)).map(
-            lambda v: np.array(v, dtype=np.float64).reshape(shape)
-        )
+        st.lists(
+            floats(-5, 5) if elements is None else elements, min_size=math.prod(shape), max_size=math.prod(shape)
+        ).map(lambda v: np.array(v, dtype=np.float64).reshape(shape))
     )
     layout = draw(st.sampled_from(LAYOUTS))
     order = draw(st.permutations(range(len(shape)))) if shape else None
@@ -56,7 +56,9 @@ def pair(draw, shape=None, elements=None):
 def run_python(code, **env):
     """Run ``code`` in a fresh Python with ``env`` added; a stub the child reaches is raised here as
     the stub's own NotImplementedError (in the student edition: the stage still to write)."""
-    run = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True, timeout=300
+    )
     last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ""
     if run.returncode != 0 and last.startswith("NotImplementedError: Task "):
         raise NotImplementedError(last[len("NotImplementedError: ") :])

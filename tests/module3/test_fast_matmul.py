@@ -49,7 +49,10 @@ def check(a_values, b_values, a_layout="contiguous", b_layout="contiguous"):
     "n, k, m",
     [(1, 1, 1), (3, 5, 7), (4, 4, 4), (5, 9, 6), (17, 3, 33), (65, 70, 67), (2, 300, 3), (9, 513, 10), (33, 512, 35)],
 )
-@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("permuted", "permuted"), ("strided", "contiguous"), ("contiguous", "strided")])
+@pytest.mark.parametrize(
+    "layouts",
+    [("contiguous", "contiguous"), ("permuted", "permuted"), ("strided", "contiguous"), ("contiguous", "strided")],
+)
 def test_odd_sizes_and_layouts(path, n, k, m, layouts):
     # Sizes off the 4 x 4 tile, k across two panels of 256 (300, 513), and a row stride of 4 KiB
     # (k = 512), which the kernel must pack rather than read in place.
@@ -80,7 +83,12 @@ def test_batched_and_broadcast(path, a_shape, b_shape):
 def test_random_shapes_against_numpy(path, data):
     batch = data.draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
     n, k, m = (data.draw(st.integers(1, 20)) for _ in range(3))
-    layouts = data.draw(st.tuples(st.sampled_from(["contiguous", "permuted", "strided"]), st.sampled_from(["contiguous", "permuted", "strided"])))
+    layouts = data.draw(
+        st.tuples(
+            st.sampled_from(["contiguous", "permuted", "strided"]),
+            st.sampled_from(["contiguous", "permuted", "strided"]),
+        )
+    )
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     b_batch = data.draw(st.sampled_from([batch, (), (1,) * len(batch)]))
     check(rng.standard_normal(batch + (n, k)), rng.standard_normal(b_batch + (k, m)), *layouts)
@@ -205,4 +213,3 @@ def test_the_parallel_product_needs_no_tbb_or_openmp():
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["workqueue", "True"]
-

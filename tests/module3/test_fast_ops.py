@@ -24,8 +24,28 @@ from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of
 pytestmark = pytest.mark.task3_1
 
 
-MAPS = [scalar.neg, scalar.id, scalar.exp, scalar.sigmoid, scalar.relu, scalar.tanh, scalar.abs, scalar.sign, scalar.inv]
-ZIPS = [scalar.add, scalar.sub, scalar.mul, scalar.div, scalar.max, scalar.lt, scalar.eq, scalar.relu_back, scalar.is_close]
+MAPS = [
+    scalar.neg,
+    scalar.id,
+    scalar.exp,
+    scalar.sigmoid,
+    scalar.relu,
+    scalar.tanh,
+    scalar.abs,
+    scalar.sign,
+    scalar.inv,
+]
+ZIPS = [
+    scalar.add,
+    scalar.sub,
+    scalar.mul,
+    scalar.div,
+    scalar.max,
+    scalar.lt,
+    scalar.eq,
+    scalar.relu_back,
+    scalar.is_close,
+]
 
 
 @pytest.mark.parametrize("fn", MAPS, ids=lambda f: f.__name__)
@@ -49,14 +69,21 @@ def test_larger_tensors_in_every_layout(path):
     rng = np.random.default_rng(3)
     values = rng.standard_normal((6, 7, 33))
     for layout in LAYOUTS:
-        a_fast, a_simple = Tensor(layout_of(values, layout, (2, 0, 1)), FAST), Tensor(layout_of(values, layout, (2, 0, 1)), SIMPLE)
+        a_fast, a_simple = (
+            Tensor(layout_of(values, layout, (2, 0, 1)), FAST),
+            Tensor(layout_of(values, layout, (2, 0, 1)), SIMPLE),
+        )
         row = rng.standard_normal((1, 33))
         same(
             FAST.zip(scalar.mul)(a_fast, Tensor.from_numpy(row, FAST)),
             SIMPLE.zip(scalar.mul)(a_simple, Tensor.from_numpy(row, SIMPLE)),
             f"zip(mul) of a {layout} (6, 7, 33) tensor and a (1, 33) row",
         )
-        same(FAST.map(scalar.sigmoid)(a_fast), SIMPLE.map(scalar.sigmoid)(a_simple), f"map(sigmoid) of a {layout} (6, 7, 33) tensor")
+        same(
+            FAST.map(scalar.sigmoid)(a_fast),
+            SIMPLE.map(scalar.sigmoid)(a_simple),
+            f"map(sigmoid) of a {layout} (6, 7, 33) tensor",
+        )
     if path == "parallel" and fast.numba.get_num_threads() > 1:  # the launchers really ran
         assert {fast.parallel_map, fast.parallel_zip} <= set(fast_parallel._compiled)
 

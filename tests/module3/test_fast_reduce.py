@@ -20,7 +20,9 @@ from .strategies import LAYOUTS, layout_of, shapes
 pytestmark = pytest.mark.task3_2
 
 
-@pytest.mark.parametrize("fn, start", [(scalar.add, 0.0), (scalar.mul, 1.0), (scalar.max, -math.inf)], ids=["add", "mul", "max"])
+@pytest.mark.parametrize(
+    "fn, start", [(scalar.add, 0.0), (scalar.mul, 1.0), (scalar.max, -math.inf)], ids=["add", "mul", "max"]
+)
 @given(data=st.data())
 def test_reduce_equals_simple_along_every_dim(path, fn, start, data):
     a_fast, a_simple = data.draw(pair(data.draw(shapes(min_dims=1, max_dims=4, max_side=5))))
@@ -48,7 +50,10 @@ def test_larger_tensors_in_every_layout(path):
     rng = np.random.default_rng(3)
     values = rng.standard_normal((6, 7, 33))
     for layout in LAYOUTS:
-        a_fast, a_simple = Tensor(layout_of(values, layout, (2, 0, 1)), FAST), Tensor(layout_of(values, layout, (2, 0, 1)), SIMPLE)
+        a_fast, a_simple = (
+            Tensor(layout_of(values, layout, (2, 0, 1)), FAST),
+            Tensor(layout_of(values, layout, (2, 0, 1)), SIMPLE),
+        )
         for dim in range(3):
             same(
                 FAST.reduce(scalar.add, 0.0)(a_fast, dim),
@@ -73,7 +78,9 @@ def test_storages_the_compiled_signature_does_not_take_still_work():
     strided = np.arange(12.0)[::2]  # a 1-D storage with a stride: not contiguous
     for storage in (readonly, strided):
         a = Tensor(TensorData(storage, (2, 3)), FAST)
-        np.testing.assert_array_equal(FAST.reduce(scalar.add, 0.0)(a, 1).to_numpy(), storage.reshape(2, 3).sum(1, keepdims=True))
+        np.testing.assert_array_equal(
+            FAST.reduce(scalar.add, 0.0)(a, 1).to_numpy(), storage.reshape(2, 3).sum(1, keepdims=True)
+        )
 
 
 def test_parallel_results_do_not_depend_on_the_number_of_parts(monkeypatch):

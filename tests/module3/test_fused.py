@@ -91,4 +91,3 @@ def test_nn_linear_computes_the_same_either_way(backend_name, monkeypatch):
         results[fused] = [out.to_numpy()] + [p.value.grad.to_numpy() for p in layer.parameters()]
     for a, b in zip(results[True], results[False]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-

@@ -39,7 +39,11 @@ IDS = [f"{x}*{w}-s{s}-p{p}" + ("" if b else "-nobias") for x, w, s, p, b in CASE
 def _arrays(case, seed=0):
     x_shape, w_shape, _, _, has_bias = case
     rng = np.random.default_rng(seed)
-    return rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0]) if has_bias else None
+    return (
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(w_shape[0]) if has_bias else None,
+    )
 
 
 def _tensors(backend, *arrays, requires_grad=False):
@@ -156,21 +160,39 @@ def _error(fn, kind, *fragments):
 def test_conv1d_errors(backend_name):
     x, w, b = _tensors(backend_name, np.ones((2, 3, 5)), np.ones((4, 3, 3)), np.ones(4))
     # the channel counts of both, as PyTorch words it
-    _error(lambda: conv1d(x, torchlight.tensor(np.ones((4, 2, 3)), backend=backend_name)), RuntimeError,
-           "expected input[2, 3, 5] to have 2 channels, but got 3 channels instead")
-    _error(lambda: conv1d(x, torchlight.tensor(np.ones((4, 3, 6)), backend=backend_name)), RuntimeError,
-           "Calculated padded input size per channel: (5). Kernel size: (6)", "can't be greater")
+    _error(
+        lambda: conv1d(x, torchlight.tensor(np.ones((4, 2, 3)), backend=backend_name)),
+        RuntimeError,
+        "expected input[2, 3, 5] to have 2 channels, but got 3 channels instead",
+    )
+    _error(
+        lambda: conv1d(x, torchlight.tensor(np.ones((4, 3, 6)), backend=backend_name)),
+        RuntimeError,
+        "Calculated padded input size per channel: (5). Kernel size: (6)",
+        "can't be greater",
+    )
     assert conv1d(x, torchlight.tensor(np.ones((4, 3, 6)), backend=backend_name), padding=1).shape == (2, 4, 2)
-    _error(lambda: conv1d(torchlight.tensor(np.ones((1, 2, 3, 5)), backend=backend_name), w), RuntimeError,
-           "Expected 2D (unbatched) or 3D (batched) input to conv1d", "[1, 2, 3, 5]")
-    _error(lambda: conv1d(x, torchlight.tensor(np.ones((4, 3)), backend=backend_name)), RuntimeError,
-           "3-D weight", "[4, 3]")
+    _error(
+        lambda: conv1d(torchlight.tensor(np.ones((1, 2, 3, 5)), backend=backend_name), w),
+        RuntimeError,
+        "Expected 2D (unbatched) or 3D (batched) input to conv1d",
+        "[1, 2, 3, 5]",
+    )
+    _error(
+        lambda: conv1d(x, torchlight.tensor(np.ones((4, 3)), backend=backend_name)),
+        RuntimeError,
+        "3-D weight",
+        "[4, 3]",
+    )
     _error(lambda: conv1d(x, w, b, stride=0), RuntimeError, "non-positive stride is not supported")
     _error(lambda: conv1d(x, w, b, padding=-1), RuntimeError, "negative padding is not supported")
     _error(lambda: conv1d(x, w, b, stride=(1, 1)), RuntimeError, "a list of 1 values", "stride=[1, 1]")
     _error(lambda: conv1d(x, w, b, stride=1.5), TypeError, "'stride'", "1.5")
-    _error(lambda: conv1d(x, w, torchlight.tensor(np.ones(3), backend=backend_name)), RuntimeError,
-           "expected bias to be 1-dimensional with 4 elements, but got bias of size [3]")
+    _error(
+        lambda: conv1d(x, w, torchlight.tensor(np.ones(3), backend=backend_name)),
+        RuntimeError,
+        "expected bias to be 1-dimensional with 4 elements, but got bias of size [3]",
+    )
     _error(lambda: conv1d(np.ones((2, 3, 5)), w), TypeError, "argument 'input' must be Tensor, not ndarray")
     _error(lambda: conv1d(x, w, dilation=2), NotImplementedError, "dilation")
     _error(lambda: conv1d(x, w, groups=3), NotImplementedError, "groups")
@@ -192,7 +214,9 @@ def test_conv1d_layer(backend_name):
     for p in (layer.weight.value, layer.bias.value):
         values = p.to_numpy()
         assert p.requires_grad and np.all(np.abs(values) <= bound) and values.std() > bound / 4
-    assert np.array_equal(Conv1d(3, 4, 5, seed=0).weight.value.to_numpy(), Conv1d(3, 4, 5, seed=0).weight.value.to_numpy())
+    assert np.array_equal(
+        Conv1d(3, 4, 5, seed=0).weight.value.to_numpy(), Conv1d(3, 4, 5, seed=0).weight.value.to_numpy()
+    )
     torchlight.manual_seed(7)
     first = Conv1d(3, 4, 5).weight.value.to_numpy()
     torchlight.manual_seed(7)
@@ -221,7 +245,9 @@ def test_conv1d_layer_matches_torch_with_the_same_state():
     }
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(9).standard_normal((2, 2, 7))
-    np.testing.assert_allclose(ours(torchlight.tensor(x)).to_numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        ours(torchlight.tensor(x)).to_numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12
+    )
     # PyTorch's initial values have the same spread: uniform within 1/sqrt(fan_in)
     assert np.abs(theirs.weight.detach().numpy()).max() <= 1 / np.sqrt(6)
 

@@ -41,7 +41,11 @@ IDS = [f"{x}*{w}-s{s}-p{p}" + ("" if b else "-nobias") for x, w, s, p, b in CASE
 def _arrays(case, seed=0):
     x_shape, w_shape, _, _, has_bias = case
     rng = np.random.default_rng(seed)
-    return rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0]) if has_bias else None
+    return (
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(w_shape[0]) if has_bias else None,
+    )
 
 
 def _tensors(backend, *arrays, requires_grad=False):
@@ -98,7 +102,9 @@ def test_conv2d_on_strided_and_permuted_inputs(backend_name):
     big = np.zeros((2, 2, 10, 12))
     big[:, :, ::2, ::2] = x
     sliced = torchlight.tensor(big, backend=backend_name)[:, :, ::2, ::2]
-    np.testing.assert_allclose(conv2d(sliced, *_tensors(backend_name, w, b), (2, 1), 1).to_numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(
+        conv2d(sliced, *_tensors(backend_name, w, b), (2, 1), 1).to_numpy(), expected, atol=1e-12
+    )
 
 
 def test_conv2d_gradients_reach_permuted_leaves(backend_name):
@@ -183,15 +189,24 @@ def _error(fn, kind, *fragments):
 def test_conv2d_errors(backend_name):
     t = lambda a: torchlight.tensor(a, backend=backend_name)  # noqa: E731
     x, w, b = t(np.ones((2, 3, 5, 4))), t(np.ones((8, 3, 3, 3))), t(np.ones(8))
-    _error(lambda: conv2d(x, t(np.ones((8, 1, 3, 3)))), RuntimeError,
-           "Given groups=1, weight of size [8, 1, 3, 3], expected input[2, 3, 5, 4] to have 1 channels, but got 3 "
-           "channels instead")
-    _error(lambda: conv2d(x, t(np.ones((8, 3, 5, 5)))), RuntimeError,
-           "Calculated padded input size per channel: (5 x 4). Kernel size: (5 x 5). Kernel size can't be greater")
+    _error(
+        lambda: conv2d(x, t(np.ones((8, 1, 3, 3)))),
+        RuntimeError,
+        "Given groups=1, weight of size [8, 1, 3, 3], expected input[2, 3, 5, 4] to have 1 channels, but got 3 "
+        "channels instead",
+    )
+    _error(
+        lambda: conv2d(x, t(np.ones((8, 3, 5, 5)))),
+        RuntimeError,
+        "Calculated padded input size per channel: (5 x 4). Kernel size: (5 x 5). Kernel size can't be greater",
+    )
     _error(lambda: conv2d(x, t(np.ones((8, 3, 5, 7))), padding=1), RuntimeError, "(7 x 6). Kernel size: (5 x 7)")
     assert conv2d(x, t(np.ones((8, 3, 5, 5))), padding=(0, 1)).shape == (2, 8, 1, 2)
-    _error(lambda: conv2d(t(np.ones((3, 5))), w), RuntimeError,
-           "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [3, 5]")
+    _error(
+        lambda: conv2d(t(np.ones((3, 5))), w),
+        RuntimeError,
+        "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [3, 5]",
+    )
     _error(lambda: conv2d(x, t(np.ones((8, 3, 3)))), RuntimeError, "4-D weight", "[8, 3, 3]")
     _error(lambda: conv2d(x, w, b, stride=(1, 0)), RuntimeError, "non-positive stride is not supported")
     _error(lambda: conv2d(x, w, b, padding=(0, -1)), RuntimeError, "negative padding is not supported")
@@ -205,12 +220,19 @@ def test_conv2d_errors(backend_name):
 
 def test_unfold_and_fold_check_their_arguments(backend_name):
     t = lambda a: torchlight.tensor(a, backend=backend_name)  # noqa: E731
-    _error(lambda: Unfold.apply(t(np.ones((1, 1, 3, 3))), (4, 4), (1, 1), (0, 0)), RuntimeError,
-           "larger than the padded size")
+    _error(
+        lambda: Unfold.apply(t(np.ones((1, 1, 3, 3))), (4, 4), (1, 1), (0, 0)),
+        RuntimeError,
+        "larger than the padded size",
+    )
     _error(lambda: Unfold.apply(t(np.ones((1, 3, 3))), (2, 2), (1, 1), (0, 0)), RuntimeError, "4-D input")
     # 2 x 2 windows of a 3 x 3 output are 4 columns, not 5
-    _error(lambda: Fold.apply(t(np.ones((1, 4, 5))), (3, 3), (2, 2), (1, 1), (0, 0)), RuntimeError,
-           "expected columns (N, C * 4, 2 * 2)", "but got columns of size [1, 4, 5]")
+    _error(
+        lambda: Fold.apply(t(np.ones((1, 4, 5))), (3, 3), (2, 2), (1, 1), (0, 0)),
+        RuntimeError,
+        "expected columns (N, C * 4, 2 * 2)",
+        "but got columns of size [1, 4, 5]",
+    )
     _error(lambda: Fold.apply(t(np.ones((1, 6, 4))), (3, 3), (2, 2), (1, 1), (0, 0)), RuntimeError, "[1, 6, 4]")
 
 
@@ -245,7 +267,9 @@ def test_conv2d_layer_matches_torch_with_the_same_state():
         assert list(ours.state_dict()) == list(theirs.state_dict())
         ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
         x = np.random.default_rng(9).standard_normal((2, args[0], 6, 5))
-        np.testing.assert_allclose(ours(torchlight.tensor(x)).to_numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            ours(torchlight.tensor(x)).to_numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12
+        )
 
 
 def test_the_fast_kernels_run_the_taught_loops_first(monkeypatch):
@@ -288,4 +312,3 @@ def test_parameters_stand_for_their_tensors(backend_name):
     out.sum().backward()
     assert layer.weight.value.grad is not None and layer.bias.value.grad is not None
     np.testing.assert_allclose(layer.bias.value.grad.to_numpy(), np.full(3, out.shape[2] * out.shape[3]))
-

@@ -41,7 +41,9 @@ def test_tile_lays_each_block_along_the_last_dimension(backend_name):
 
 
 def test_tile_gradient(backend_name):
-    x = torchlight.tensor(np.random.default_rng(1).standard_normal((1, 2, 4, 2)), backend=backend_name, requires_grad=True)
+    x = torchlight.tensor(
+        np.random.default_rng(1).standard_normal((1, 2, 4, 2)), backend=backend_name, requires_grad=True
+    )
     assert gradcheck(lambda a: tile(a, (2, 1)), [x])
 
 
@@ -85,7 +87,9 @@ def test_pooling_values_and_gradients_match_torch(backend_name, case, kind):
     shape, kernel, stride, padding = case
     x = np.random.default_rng(3).standard_normal(shape)
     x[0, 0, 0, :2] = x[0, 0, 1, 0] = 5.0  # ties: PyTorch gives the gradient to the first maximum
-    fn, tfn = (max_pool2d, torch.nn.functional.max_pool2d) if kind == "max" else (avg_pool2d, torch.nn.functional.avg_pool2d)
+    fn, tfn = (
+        (max_pool2d, torch.nn.functional.max_pool2d) if kind == "max" else (avg_pool2d, torch.nn.functional.avg_pool2d)
+    )
     leaf, tleaf = torchlight.tensor(x, backend=backend_name, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, tout = fn(leaf, kernel, stride, padding), tfn(tleaf, kernel, stride, padding)
     np.testing.assert_allclose(out.to_numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)

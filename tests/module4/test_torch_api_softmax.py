@@ -26,7 +26,9 @@ def test_module_level_and_method_forms_are_nn_functionals(dim):
 def test_softmax_forms_match_torch():
     torch = pytest.importorskip("torch")
     x, tx = torchlight.tensor(X), torch.tensor(X)
-    np.testing.assert_allclose(torchlight.softmax(x, 1).to_numpy(), torch.softmax(tx, 1).numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        torchlight.softmax(x, 1).to_numpy(), torch.softmax(tx, 1).numpy(), rtol=1e-12, atol=1e-15
+    )
     np.testing.assert_allclose(x.log_softmax(0).to_numpy(), tx.log_softmax(0).numpy(), rtol=1e-12, atol=1e-12)
 
 

@@ -123,12 +123,17 @@ def test_train_step_matches_torch():
         torch.nn.Flatten(), torch.nn.Linear(16, 6), torch.nn.ReLU(), torch.nn.Linear(6, 5),
     ).double()  # fmt: skip
     names = {"conv1": "0", "conv2": "3", "fc1": "7", "fc2": "9"}
-    state = {f"{names[k.split('.')[0]]}.{k.split('.')[1]}": torch.tensor(v.to_numpy()) for k, v in model.state_dict().items()}
+    state = {
+        f"{names[k.split('.')[0]]}.{k.split('.')[1]}": torch.tensor(v.to_numpy()) for k, v in model.state_dict().items()
+    }
     net.load_state_dict(state)
     opt, torch_opt = Adam(model.parameters(), lr=0.05), torch.optim.Adam(net.parameters(), lr=0.05)
     for x, y in BATCHES:
         loss, logits = train_cnn.train_step(
-            model, opt, torchlight.tensor(x, backend="fast"), torchlight.tensor(y, dtype=torchlight.int64, backend="fast")
+            model,
+            opt,
+            torchlight.tensor(x, backend="fast"),
+            torchlight.tensor(y, dtype=torchlight.int64, backend="fast"),
         )
         torch_opt.zero_grad()
         torch_logits = net(torch.tensor(x))
@@ -180,7 +185,12 @@ def test_training_is_repeatable_for_a_seed():
 
 def test_waveforms_train_a_conv1d_network():
     result = train_cnn.train("waveforms", backend="fast", epochs=4, limit=400, progress=False)
-    assert isinstance(result.model, train_cnn.SignalNet) and result.classes == ["sine", "square", "triangle", "sawtooth"]
+    assert isinstance(result.model, train_cnn.SignalNet) and result.classes == [
+        "sine",
+        "square",
+        "triangle",
+        "sawtooth",
+    ]
     assert result.model.conv1.weight.value.shape == (16, 1, 7)
     assert result.train_losses[-1] < 0.7 * result.train_losses[0]
     assert result.accuracy >= 0.6  # 4 classes: chance is 25%

@@ -83,6 +83,7 @@ WHERE = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
 def _where_torch(torch, a, b):
     return torch.where(torch.tensor(WHERE) > 0, a, b)
 
+
 CASES = [
     # elementwise arithmetic (b broadcasts to a where shapes differ)
     Case("neg", lambda a: -a, [(2, 3)]),
@@ -116,9 +117,23 @@ CASES = [
     Case("matvec", lambda a, b: a @ b, [(2, 3), (3,)]),
     Case("batched_matmul", lambda a, b: a @ b, [(2, 2, 3), (3, 2)]),
     # the affine map of nn.Linear, fused: a batch of rows, one vector, leading batch dims, no bias
-    Case("linear", F.Linear.apply, [(2, 3), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
-    Case("linear_vector", F.Linear.apply, [(3,), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
-    Case("linear_batched", F.Linear.apply, [(2, 2, 3), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)),
+    Case(
+        "linear", F.Linear.apply, [(2, 3), (4, 3), (4,)], (), lambda torch, x, w, b: torch.nn.functional.linear(x, w, b)
+    ),
+    Case(
+        "linear_vector",
+        F.Linear.apply,
+        [(3,), (4, 3), (4,)],
+        (),
+        lambda torch, x, w, b: torch.nn.functional.linear(x, w, b),
+    ),
+    Case(
+        "linear_batched",
+        F.Linear.apply,
+        [(2, 2, 3), (4, 3), (4,)],
+        (),
+        lambda torch, x, w, b: torch.nn.functional.linear(x, w, b),
+    ),
     Case("linear_no_bias", F.Linear.apply, [(2, 3), (4, 3)], (), lambda torch, x, w: torch.nn.functional.linear(x, w)),
     # reductions
     Case("sum_all", lambda a: a.sum(), [(2, 3)]),
@@ -134,7 +149,13 @@ CASES = [
     Case("unsqueeze", lambda a: a.unsqueeze(1), [(2, 3)]),
     Case("squeeze", lambda a: a.squeeze(1), [(2, 1, 3)]),
     Case("index", lambda a: a[1:, None, ::2], [(3, 3)]),
-    Case("index_back", lambda g: F.IndexBack.apply(g, (2, 3), (slice(None), slice(1, None))), [(2, 2)], (), _index_back_torch),
+    Case(
+        "index_back",
+        lambda g: F.IndexBack.apply(g, (2, 3), (slice(None), slice(1, None))),
+        [(2, 2)],
+        (),
+        _index_back_torch,
+    ),
     Case("clone", lambda a: a.clone(), [(2, 3)]),
     Case("to", lambda a: F.To.apply(a, a.backend), [(2, 3)], (), lambda torch, a: a.clone()),
     Case(
@@ -173,18 +194,71 @@ CASES = [
     # PyTorch's API beyond the stages (issue 14); maximum's b is shifted away from ties with a
     Case("sin", lambda a: a.sin(), [(2, 3)]),
     Case("cos", lambda a: a.cos(), [(2, 3)]),
-    Case("cat", lambda a, b: torchlight.cat([a, b], dim=1), [(2, 3), (2, 2)], (), lambda torch, a, b: torch.cat([a, b], 1)),
+    Case(
+        "cat",
+        lambda a, b: torchlight.cat([a, b], dim=1),
+        [(2, 3), (2, 2)],
+        (),
+        lambda torch, a, b: torch.cat([a, b], 1),
+    ),
     Case("where", lambda a, b: torchlight.where(a.new_tensor(WHERE) > 0, a, b), [(2, 3), (3,)], (), _where_torch),
-    Case("maximum", lambda a, b: torchlight.maximum(a, b + 0.05), [(2, 3), (3,)], (), lambda torch, a, b: torch.maximum(a, b + 0.05)),
+    Case(
+        "maximum",
+        lambda a, b: torchlight.maximum(a, b + 0.05),
+        [(2, 3), (3,)],
+        (),
+        lambda torch, a, b: torch.maximum(a, b + 0.05),
+    ),
 ]
 
 # The Functions that CASES exercise, so that a test can check that none is left out.
 COVERED = {
-    F.Neg, F.Add, F.Sub, F.Mul, F.Div, F.Pow, F.Inv, F.InvBack, F.Log, F.LogBack, F.Exp, F.Sigmoid,
-    F.Tanh, F.ReLU, F.ReluBack, F.Sqrt, F.Abs, F.Map, F.MatMul, F.Linear, F.Sum, F.Max, F.MaxDim, F.View, F.Permute,
-    F.BroadcastView, F.Unsqueeze, F.Squeeze, F.Index, F.IndexBack, F.Copy, F.To, F.Gather,
-    I.AddInplace, I.MulInplace, I.DivInplace, I.Fill, I.SetItem, I.SetItemAt, A.Take, A.Put,
-    F.Sin, F.Cos, F.Cat, F.Where, F.Maximum,
+    F.Neg,
+    F.Add,
+    F.Sub,
+    F.Mul,
+    F.Div,
+    F.Pow,
+    F.Inv,
+    F.InvBack,
+    F.Log,
+    F.LogBack,
+    F.Exp,
+    F.Sigmoid,
+    F.Tanh,
+    F.ReLU,
+    F.ReluBack,
+    F.Sqrt,
+    F.Abs,
+    F.Map,
+    F.MatMul,
+    F.Linear,
+    F.Sum,
+    F.Max,
+    F.MaxDim,
+    F.View,
+    F.Permute,
+    F.BroadcastView,
+    F.Unsqueeze,
+    F.Squeeze,
+    F.Index,
+    F.IndexBack,
+    F.Copy,
+    F.To,
+    F.Gather,
+    I.AddInplace,
+    I.MulInplace,
+    I.DivInplace,
+    I.Fill,
+    I.SetItem,
+    I.SetItemAt,
+    A.Take,
+    A.Put,
+    F.Sin,
+    F.Cos,
+    F.Cat,
+    F.Where,
+    F.Maximum,
 }
 # Functions without a gradient (comparisons): their outputs never require grad.
 NOT_DIFFERENTIABLE = {F.LT, F.GT, F.EQ, F.IsClose}

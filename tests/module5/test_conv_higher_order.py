@@ -28,17 +28,38 @@ POOLED = (rng.permutation(32) * 0.1 - 1.6).reshape(1, 2, 4, 4)
 
 # (name, function, inputs, the same function in PyTorch)
 CASES = [
-    ("conv1d", lambda x, w, b: conv1d(x, w, b, stride=2, padding=1), (X1, W1, B1),
-     lambda F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1)),
-    ("conv2d", lambda x, w, b: conv2d(x, w, b, stride=(1, 2), padding=(1, 0)), (X2, W2, B2),
-     lambda F, x, w, b: F.conv2d(x, w, b, stride=(1, 2), padding=(1, 0))),
-    ("unfold", lambda x: Unfold.apply(x, (2, 2), (1, 2), (1, 0)), (X2,),
-     lambda F, x: F.unfold(x, (2, 2), padding=(1, 0), stride=(1, 2))),
-    ("fold", lambda c: Fold.apply(c, (4, 3), (2, 2), (1, 2), (1, 0)), (COLS,),
-     lambda F, c: F.fold(c, (4, 3), (2, 2), padding=(1, 0), stride=(1, 2))),
+    (
+        "conv1d",
+        lambda x, w, b: conv1d(x, w, b, stride=2, padding=1),
+        (X1, W1, B1),
+        lambda F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1),
+    ),
+    (
+        "conv2d",
+        lambda x, w, b: conv2d(x, w, b, stride=(1, 2), padding=(1, 0)),
+        (X2, W2, B2),
+        lambda F, x, w, b: F.conv2d(x, w, b, stride=(1, 2), padding=(1, 0)),
+    ),
+    (
+        "unfold",
+        lambda x: Unfold.apply(x, (2, 2), (1, 2), (1, 0)),
+        (X2,),
+        lambda F, x: F.unfold(x, (2, 2), padding=(1, 0), stride=(1, 2)),
+    ),
+    (
+        "fold",
+        lambda c: Fold.apply(c, (4, 3), (2, 2), (1, 2), (1, 0)),
+        (COLS,),
+        lambda F, c: F.fold(c, (4, 3), (2, 2), padding=(1, 0), stride=(1, 2)),
+    ),
     ("max_pool2d", lambda x: max_pool2d(x, 2), (POOLED,), lambda F, x: F.max_pool2d(x, 2)),
     ("max_pool2d_padded", lambda x: max_pool2d(x, 3, 2, 1), (POOLED,), lambda F, x: F.max_pool2d(x, 3, 2, 1)),
-    ("avg_pool2d", lambda x: avg_pool2d(x, (2, 1), 1, (1, 0)), (POOLED,), lambda F, x: F.avg_pool2d(x, (2, 1), 1, (1, 0))),
+    (
+        "avg_pool2d",
+        lambda x: avg_pool2d(x, (2, 1), 1, (1, 0)),
+        (POOLED,),
+        lambda F, x: F.avg_pool2d(x, (2, 1), 1, (1, 0)),
+    ),
 ]
 NAMES = [c[0] for c in CASES]
 
@@ -69,7 +90,9 @@ def test_second_derivatives_match_torch(backend_name, name, torch):
     live = [(g, u) for g, u in zip(firsts, us) if g.requires_grad]  # the bias's gradient is constant
     tlive = [(g, u) for g, u in zip(tfirsts, us) if g.requires_grad]
     seconds = grad([g for g, _ in live], leaves, [g.new_tensor(u) for g, u in live], allow_unused=True)
-    tseconds = torch.autograd.grad([g for g, _ in tlive], tleaves, [torch.tensor(u) for _, u in tlive], allow_unused=True)
+    tseconds = torch.autograd.grad(
+        [g for g, _ in tlive], tleaves, [torch.tensor(u) for _, u in tlive], allow_unused=True
+    )
     for s, ts in zip(seconds, tseconds):
         assert_close(s, ts)
 

@@ -124,7 +124,6 @@ def test_setup_context_sees_inputs_with_defaults_and_the_output():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-
 def test_setup_context_sees_var_positional_and_var_keyword_inputs_spread():
     seen = {}
 
@@ -148,6 +147,7 @@ def test_setup_context_sees_var_positional_and_var_keyword_inputs_spread():
     assert y.tolist() == [5.0, 10.0]
     y.sum().backward()
     assert x.grad.tolist() == [5.0, 5.0]
+
 
 def test_needs_input_grad_is_known_before_forward():
     seen = []
@@ -376,7 +376,9 @@ def bad_backward(result):
 def test_wrong_number_of_gradients_is_an_error():
     x, y = torchlight.tensor([1.0], requires_grad=True), torchlight.tensor([2.0], requires_grad=True)
     out = bad_backward(lambda g: g).apply(x, y)
-    with pytest.raises(RuntimeError, match=r"function BadBackward returned an incorrect number of gradients \(expected 2, got 1\)"):
+    with pytest.raises(
+        RuntimeError, match=r"function BadBackward returned an incorrect number of gradients \(expected 2, got 1\)"
+    ):
         out.backward()
     out = bad_backward(lambda g: (g, g, g)).apply(x, y)
     with pytest.raises(RuntimeError, match=r"expected 2, got 3"):
@@ -392,14 +394,19 @@ def test_extra_trailing_none_gradients_are_allowed():
 def test_gradient_of_the_wrong_shape_is_an_error():
     x = torchlight.tensor([1.0, 2.0, 3.0], requires_grad=True)
     out = bad_backward(lambda g: (torchlight.ones(4), None)).apply(x, 2.0)
-    with pytest.raises(RuntimeError, match=r"BadBackward returned an invalid gradient at index 0 - got \[4\] but expected shape compatible with \[3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"BadBackward returned an invalid gradient at index 0 - got \[4\] but expected shape compatible with \[3\]",
+    ):
         out.sum().backward()
 
 
 def test_gradient_for_a_non_tensor_input_is_an_error():
     x = torchlight.tensor([1.0], requires_grad=True)
     out = bad_backward(lambda g: (g, g)).apply(x, 2.0)
-    with pytest.raises(RuntimeError, match=r"BadBackward returned a gradient different than None at position 1.*not a Variable"):
+    with pytest.raises(
+        RuntimeError, match=r"BadBackward returned a gradient different than None at position 1.*not a Variable"
+    ):
         out.backward()
 
 

@@ -54,7 +54,11 @@ def test_second_derivatives_match_torch(torch, case):
     ws = [rng.standard_normal(x.shape) for x in xs]
     live = [(g, w) for g, w in zip(firsts, ws) if g is not None and g.requires_grad]
     tlive = [(g, w) for g, w in zip(tfirsts, ws) if g is not None and g.requires_grad]
-    seconds = grad([g for g, _ in live], xs, [g.new_tensor(w) for g, w in live], allow_unused=True) if live else [None] * len(xs)
+    seconds = (
+        grad([g for g, _ in live], xs, [g.new_tensor(w) for g, w in live], allow_unused=True)
+        if live
+        else [None] * len(xs)
+    )
     tseconds = (
         torch.autograd.grad([g for g, _ in tlive], txs, [torch.tensor(w) for _, w in tlive], allow_unused=True)
         if tlive
@@ -177,7 +181,9 @@ def test_once_differentiable_blocks_a_second_derivative():
     y = cube(Function, once_differentiable).apply(x).sum()
     (g,) = grad(y, x, create_graph=True)
     assert g.tolist() == [3.0, 12.0]
-    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with @once_differentiable"):
+    with pytest.raises(
+        RuntimeError, match="trying to differentiate twice a function that was marked with @once_differentiable"
+    ):
         grad(g.sum(), x)
     # without the decorator the same backward differentiates fine
     (g,) = grad(cube(Function, lambda f: f).apply(x).sum(), x, create_graph=True)

@@ -6,7 +6,15 @@ import pytest
 
 import torchlight
 from torchlight import Scalar
-from torchlight.autograd import Function, GradcheckError, forward_ad as fwad, functional, grad, gradcheck, once_differentiable
+from torchlight.autograd import (
+    Function,
+    GradcheckError,
+    forward_ad as fwad,
+    functional,
+    grad,
+    gradcheck,
+    once_differentiable,
+)
 
 from .cases import CASES
 from .helpers import assert_close, torch_leaves
@@ -53,7 +61,9 @@ def test_forward_mode_equals_reverse_mode(case):
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_forward_mode_matches_torch_func_jvp(torch, case):
     arrays, ts = case.arrays(), tangents_for(case)
-    out, jvp = functional.jvp(case.fn, tuple(case.tensors(requires_grad=False)), tuple(torchlight.tensor(t) for t in ts))
+    out, jvp = functional.jvp(
+        case.fn, tuple(case.tensors(requires_grad=False)), tuple(torchlight.tensor(t) for t in ts)
+    )
     tout, tjvp = torch.func.jvp(
         lambda *a: case.run_torch(torch, *a),
         tuple(torch_leaves(torch, arrays, requires_grad=False)),
@@ -113,7 +123,6 @@ def test_dual_tensors_carry_tangents_inside_their_level():
     assert (y * 2.0).tolist() == [2.0, 8.0]  # and y is an ordinary tensor again
 
 
-
 def test_a_non_differentiable_output_gets_no_tangent():
     class SignAndDouble(Function):
         @staticmethod
@@ -135,6 +144,7 @@ def test_a_non_differentiable_output_gets_no_tangent():
         doubled, sign = SignAndDouble.apply(x)
         assert fwad.unpack_dual(doubled).tangent.tolist() == [2.0, 2.0]
         assert fwad.unpack_dual(sign).tangent is None
+
 
 def test_level_errors(torch):
     x = torchlight.tensor([1.0, 2.0])
@@ -194,8 +204,12 @@ def test_inplace_ops_update_the_tangent(torch):
         z[0] = y[1] * 3.0
         return z
 
-    _, jvp = functional.jvp(f, (torchlight.tensor(a), torchlight.tensor(b)), (torchlight.tensor(ta_), torchlight.tensor(tb_)))
-    _, tjvp = torch.func.jvp(f, tuple(torch_leaves(torch, [a, b], False)), tuple(torch_leaves(torch, [ta_, tb_], False)))
+    _, jvp = functional.jvp(
+        f, (torchlight.tensor(a), torchlight.tensor(b)), (torchlight.tensor(ta_), torchlight.tensor(tb_))
+    )
+    _, tjvp = torch.func.jvp(
+        f, tuple(torch_leaves(torch, [a, b], False)), tuple(torch_leaves(torch, [ta_, tb_], False))
+    )
     assert_close(jvp, tjvp)
 
 
@@ -239,7 +253,9 @@ def test_custom_jvp_gets_none_for_inputs_without_a_tangent(torch):
     x, y, tx = np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([1.0, 0.5])
     seen, tseen = [], []
     with fwad.dual_level():
-        out = scaled_product(Function, seen).apply(fwad.make_dual(torchlight.tensor(x), torchlight.tensor(tx)), torchlight.tensor(y), 2.0)
+        out = scaled_product(Function, seen).apply(
+            fwad.make_dual(torchlight.tensor(x), torchlight.tensor(tx)), torchlight.tensor(y), 2.0
+        )
         mine = fwad.unpack_dual(out).tangent
     with torch.autograd.forward_ad.dual_level():
         tfn = scaled_product(torch.autograd.Function, tseen)
@@ -313,7 +329,9 @@ def test_jvp_must_return_one_tangent_per_output():
 
     with fwad.dual_level():
         x = fwad.make_dual(torchlight.tensor([1.0]), torchlight.tensor([1.0]))
-        with pytest.raises(RuntimeError, match=r"jvp returned an invalid number of forward gradients \(expected 2 but got 1\)"):
+        with pytest.raises(
+            RuntimeError, match=r"jvp returned an invalid number of forward gradients \(expected 2 but got 1\)"
+        ):
             TwoOut.apply(x)
 
 
@@ -362,12 +380,16 @@ def test_functional_jvp_vjp_hvp_match_torch(torch):
     x, v = np.array([0.1, -0.5, 0.8]), np.array([1.0, 2.0, -1.0])
     tx, tv = torch.tensor(x), torch.tensor(v)
 
-    out, jvp = functional.jvp(lambda a: (a @ torchlight.tensor(A)).sigmoid(), torchlight.tensor(x), torchlight.tensor(v))
+    out, jvp = functional.jvp(
+        lambda a: (a @ torchlight.tensor(A)).sigmoid(), torchlight.tensor(x), torchlight.tensor(v)
+    )
     tout, tjvp = torch.func.jvp(lambda a: (a @ torch.tensor(A)).sigmoid(), (tx,), (tv,))
     assert_close(out, tout)
     assert_close(jvp, tjvp)
 
-    out, vjp = functional.vjp(lambda a: (a @ torchlight.tensor(A)).sigmoid(), torchlight.tensor(x), torchlight.tensor(v))
+    out, vjp = functional.vjp(
+        lambda a: (a @ torchlight.tensor(A)).sigmoid(), torchlight.tensor(x), torchlight.tensor(v)
+    )
     tout, tvjp = torch.autograd.functional.vjp(lambda a: (a @ torch.tensor(A)).sigmoid(), tx, tv)
     assert_close(out, tout)
     assert_close(vjp, tvjp)
@@ -397,7 +419,11 @@ def test_functional_with_several_inputs_and_outputs(torch):
         (torchlight.tensor(a), torchlight.tensor(b)),
         (torchlight.tensor(ta_), torchlight.tensor(tb_)),
     )
-    touts, tjvps = torch.func.jvp(lambda x, y: f(x, y, torch.exp), tuple(torch.tensor(z) for z in (a, b)), tuple(torch.tensor(z) for z in (ta_, tb_)))
+    touts, tjvps = torch.func.jvp(
+        lambda x, y: f(x, y, torch.exp),
+        tuple(torch.tensor(z) for z in (a, b)),
+        tuple(torch.tensor(z) for z in (ta_, tb_)),
+    )
     assert isinstance(jvps, tuple) and len(jvps) == 2
     for mine, theirs in zip(jvps, tjvps):
         assert_close(mine, theirs)

@@ -7,6 +7,7 @@ import pytest
 import torchlight
 from torchlight.autograd import forward_ad as fwad
 
+
 def _in_thread(fn):
     """Run fn in a new thread; return its result (re-raising its exception here)."""
     box = {}

@@ -48,7 +48,9 @@ def test_values_and_gradients_match_torch(torch, name, op):
     assert_close(b.grad, tb.grad)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in ("add_", "sub_", "mul_", "div_", "fill_", "setitem")], ids=repr)
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name in ("add_", "sub_", "mul_", "div_", "fill_", "setitem")], ids=repr
+)
 def test_inplace_ops_pass_gradcheck(case):
     assert gradcheck(case.fn, case.tensors())
 
@@ -115,7 +117,9 @@ def test_changes_through_a_view_are_caught_too():
 def test_inplace_on_a_leaf_that_requires_grad_is_an_error(torch):
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
     for op in (lambda t: t.add_(1.0), lambda t: t.mul_(2.0), lambda t: t.zero_(), lambda t: t.__setitem__(0, 5.0)):
-        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        with pytest.raises(
+            RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"
+        ):
             op(x)
     assert x.tolist() == [1.0, 2.0] and x._version == 0  # refused before anything was written
     (tx,) = torch_leaves(torch, [[1.0, 2.0]])
@@ -147,7 +151,6 @@ def test_earlier_users_keep_the_value_they_saw(torch):
     assert_close(x.grad, tx.grad)
 
 
-
 def test_an_earlier_user_sees_through_several_changes(torch):
     # two changes after z used y: the walk back to what z saw must pass both
     x = torchlight.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -174,6 +177,7 @@ def test_a_constant_used_before_it_joined_the_graph_gets_no_gradient(torch):
         (z.sum() + c.sum()).backward()
     assert_close(w.grad, tw.grad)
     assert w.grad.tolist() == [2.0, 2.0]
+
 
 def test_a_constant_changed_with_a_tensor_that_requires_grad_joins_the_graph(torch):
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
@@ -269,7 +273,9 @@ def test_views_and_inplace(torch):
     y = x * 2.0
     v = y[0:2]
     y.mul_(3.0)
-    with pytest.raises(RuntimeError, match="used a view made by IndexBackward after the tensor it views was modified in place"):
+    with pytest.raises(
+        RuntimeError, match="used a view made by IndexBackward after the tensor it views was modified in place"
+    ):
         v.sum().backward()
     with pytest.raises(RuntimeError, match="in-place operation .* on a view made by IndexBackward"):
         (x * 2.0)[0:2].mul_(3.0)
@@ -279,7 +285,10 @@ def test_views_and_inplace(torch):
 
 def test_setitem_errors():
     y = torchlight.zeros(2, 3)
-    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[4\] cannot be broadcast to indexing result of shape \[2\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"shape mismatch: value tensor of shape \[4\] cannot be broadcast to indexing result of shape \[2\]",
+    ):
         y[0, 1:] = torchlight.ones(4)
     with pytest.raises(TypeError, match="only integers, slices"):
         y["0"] = 1.0  # (a list, a tensor or a mask picks elements: test_tutorial_api.py)
@@ -293,7 +302,9 @@ def test_shape_errors(torch):
         torch.ones(3).add_(torch.ones(2, 3))
     with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
         torchlight.ones(3).fill_(torchlight.ones(2))
-    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory location"):
+    with pytest.raises(
+        RuntimeError, match="more than one element of the written-to tensor refers to a single memory location"
+    ):
         torchlight.ones(1, 3).expand(2, 3).add_(1.0)
 
 
