@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from conv import table  # noqa: E402  (the same markdown table as the conv benchmark)
-from timing import compare, format_time  # noqa: E402
 
 import torchlight  # noqa: E402
+from conv import table  # noqa: E402  (the same markdown table as the conv benchmark)
+from timing import compare, format_time  # noqa: E402
 from torchlight.examples.train_cnn import LeNet, load_data, train_step  # noqa: E402
 from torchlight.nn import functional as F  # noqa: E402
 from torchlight.optim import Adam  # noqa: E402

@@ -38,9 +38,9 @@ if __name__ == "__main__":  # --help and mistakes answer before the imports belo
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from timing import compare, format_ratio, format_time  # noqa: E402
 
 import torchlight  # noqa: E402
+from timing import compare, format_ratio, format_time  # noqa: E402
 from torchlight.ops.conv import conv1d, conv2d  # noqa: E402
 from torchlight.ops.pooling import avg_pool2d, max_pool2d  # noqa: E402
 

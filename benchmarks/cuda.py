@@ -28,7 +28,7 @@ from typing import Callable, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from torchlight.utils.cli import ArgumentParser  # noqa: E402
+from torchlight.utils.cli import ArgumentParser
 
 
 def parser() -> ArgumentParser:

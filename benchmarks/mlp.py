@@ -13,9 +13,9 @@ from typing import Dict, List, Optional
 import numpy as np
 
 import torchlight
+from timing import best_time
 from torchlight import Tensor, datasets
 from torchlight.nn import Linear, Module
-from timing import best_time
 
 try:
     import torch

@@ -11,8 +11,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from torchlight import Tensor, backends, scalar
 from timing import compare
+from torchlight import Tensor, backends, scalar
 
 try:
     import torch

@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from torchlight import backends  # noqa: E402
-from torchlight.utils.cli import ArgumentParser, positive_int  # noqa: E402
+from torchlight import backends
+from torchlight.utils.cli import ArgumentParser, positive_int
 
 PATHS = ("native", "python")  # torchlight's two applies
 

@@ -16,10 +16,9 @@ from tqdm import tqdm
 
 import torchlight
 from torchlight import Scalar, datasets
+from torchlight.examples import plots
 from torchlight.nn import Module
 from torchlight.optim import SGD
-
-from torchlight.examples import plots
 from torchlight.utils.cli import ArgumentParser, fraction, positive_float, positive_int
 
 

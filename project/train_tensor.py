@@ -17,10 +17,9 @@ from tqdm import tqdm
 
 import torchlight
 from torchlight import Tensor, backends, datasets
+from torchlight.examples import default_backend, plots
 from torchlight.nn import Linear, Module
 from torchlight.optim import SGD
-
-from torchlight.examples import default_backend, plots
 from torchlight.utils.cli import ArgumentParser, fraction, positive_float, positive_int
 
 

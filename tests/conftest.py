@@ -23,11 +23,11 @@ import os
 # own built-in one otherwise; the header says which, and CI runs the cuda tests with each.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
-import importlib.metadata  # noqa: E402
-import importlib.util  # noqa: E402
+import importlib.metadata
+import importlib.util
 
-import pytest  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+import pytest
+from hypothesis import HealthCheck, settings
 
 
 def pytest_report_header(config):

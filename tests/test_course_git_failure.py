@@ -11,7 +11,7 @@ import pytest
 from torchlight.course.__main__ import main
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_course import _course  # noqa: E402  (the tiny course of the course tests)
+from test_course import _course  # the tiny course of the course tests
 
 GIT = shutil.which("git")
 

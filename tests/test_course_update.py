@@ -21,14 +21,14 @@ import pytest
 
 pytest.importorskip("torchlight.course.update")  # an instructors' tool: the student edition has none
 
-from torchlight import grading  # noqa: E402
-from torchlight.course import Course, write_edition  # noqa: E402
-from torchlight.course.__main__ import main  # noqa: E402
-from torchlight.course.source import list_files  # noqa: E402
-from torchlight.course.update import STATE, UpdateError, update  # noqa: E402
+from torchlight import grading
+from torchlight.course import Course, write_edition
+from torchlight.course.__main__ import main
+from torchlight.course.source import list_files
+from torchlight.course.update import STATE, UpdateError, update
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_course import _course  # noqa: E402
+from test_course import _course
 
 GIT = shutil.which("git")
 ENV = dict(os.environ, GIT_AUTHOR_NAME="s", GIT_AUTHOR_EMAIL="s@x.invalid", GIT_COMMITTER_NAME="s")

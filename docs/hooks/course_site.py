@@ -37,10 +37,10 @@ from mkdocs.structure.pages import Page
 
 sys.path.insert(0, str(Path(__file__).parent))  # the helpers beside this file
 
-import notebook_outputs  # noqa: E402
-import pictures  # noqa: E402
-import reference  # noqa: E402
-from stage_pages import StagePages  # noqa: E402
+import notebook_outputs
+import pictures
+import reference
+from stage_pages import StagePages
 
 _PLACEHOLDER = re.compile(
     r"<!--\s*course:(?P<what>map|stage-table|stages|edition-commands|repository-url|repository)\s*(?P<arg>\d*)\s*-->"

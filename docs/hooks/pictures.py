@@ -12,11 +12,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: the build runs headless
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import torchlight  # noqa: E402
-from torchlight import autograd, datasets  # noqa: E402
+import torchlight
+from torchlight import autograd, datasets
 
 __all__ = ["draw_all"]
 

@@ -10,6 +10,7 @@ import torchlight as torch
 #
 # ``from torch import nn`` would import a package named torch whatever the first line says, so
 # this file reaches nn and DataLoader through the name ``torch``.
+# isort: split
 import argparse
 import os
 import tempfile

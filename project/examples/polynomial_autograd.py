@@ -9,6 +9,7 @@ import torchlight as torch
 # torchlight computes in float64, so ``dtype = torch.float`` gives float64 here and float32 there.
 # The tutorial takes 2000 steps at lr 1e-6 over 2000 points; fewer points and a larger step size
 # reach the same fit sooner.
+# isort: split
 import argparse
 import math
 

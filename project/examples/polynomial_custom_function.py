@@ -6,6 +6,7 @@ import torchlight as torch
 # changed to ``import torch``.
 #
 #     python project/examples/polynomial_custom_function.py
+# isort: split
 import argparse
 import math
 

@@ -5,6 +5,7 @@ import torchlight as torch
 # PyTorch with the first line changed to ``import torch``.
 #
 #     python project/examples/polynomial_module.py
+# isort: split
 import argparse
 import math
 

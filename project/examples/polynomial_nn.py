@@ -5,6 +5,7 @@ import torchlight as torch
 # runs on PyTorch with the first line changed to ``import torch``.
 #
 #     python project/examples/polynomial_nn.py
+# isort: split
 import argparse
 import math
 

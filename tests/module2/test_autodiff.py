@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import torchlight
 from torchlight import backends, scalar
-from torchlight.backends import TensorBackend, simple
 from torchlight.autograd import Function, GradcheckError, backpropagate, grad, gradcheck, topological_sort
 from torchlight.autograd.functions import Map
+from torchlight.backends import TensorBackend, simple
 
 from .strategies import broadcast_shapes, floats, shapes, tensors
 

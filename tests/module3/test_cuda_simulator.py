@@ -17,12 +17,12 @@ try:
     backends.get("cuda")  # (repairs the simulator, when the backend runs in it)
 except backends.BackendUnavailable as e:
     pytest.skip(str(e), allow_module_level=True)
-from torchlight.backends import cuda as kernels  # noqa: E402
-from torchlight.backends import cuda_simulator  # noqa: E402
+from torchlight.backends import cuda as kernels
+from torchlight.backends import cuda_simulator
 
 if not kernels.SIMULATOR:
     pytest.skip("the cuda backend runs on a GPU here, not in numba's simulator", allow_module_level=True)
-from numba.cuda.simulator import kernelapi  # noqa: E402
+from numba.cuda.simulator import kernelapi
 
 
 class _SlowNumpy:

@@ -12,8 +12,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 import torchlight
-from torchlight import scalar
 from torchlight import ops as F
+from torchlight import scalar
 from torchlight.ops import advanced_index as A
 from torchlight.ops import inplace as I
 

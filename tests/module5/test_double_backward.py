@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import torchlight
-from torchlight.autograd import Function, grad, gradgradcheck, once_differentiable
 from torchlight import ops as F
+from torchlight.autograd import Function, grad, gradgradcheck, once_differentiable
 from torchlight.ops import inplace as I
 
 from .cases import CASES, COVERED, NOT_DIFFERENTIABLE

@@ -9,12 +9,12 @@ from torchlight import Scalar
 from torchlight.autograd import (
     Function,
     GradcheckError,
-    forward_ad as fwad,
     functional,
     grad,
     gradcheck,
     once_differentiable,
 )
+from torchlight.autograd import forward_ad as fwad
 
 from .cases import CASES
 from .helpers import assert_close, torch_leaves

@@ -15,7 +15,7 @@ def _in_thread(fn):
     def run():
         try:
             box["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - carried to the calling thread
+        except BaseException as e:  # carried to the calling thread
             box["error"] = e
 
     t = threading.Thread(target=run)

@@ -27,7 +27,7 @@ def _in_threads(backward, threads, passes):
         try:
             for _ in range(passes):
                 backward()
-        except BaseException as e:  # noqa: BLE001 - raised again below
+        except BaseException as e:  # raised again below
             errors.append(e)
 
     pool = [threading.Thread(target=work) for _ in range(threads)]

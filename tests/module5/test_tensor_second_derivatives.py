@@ -4,9 +4,10 @@ operations, against central differences of the first derivatives (gradgradcheck)
 and the fast backend."""
 
 import pytest
-import torchlight
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import torchlight
 from torchlight import backends, scalar
 from torchlight.autograd import grad, gradgradcheck
 from torchlight.autograd.functions import Map

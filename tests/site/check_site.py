@@ -153,7 +153,7 @@ def serve(site: Path) -> Tuple[http.server.ThreadingHTTPServer, str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+    def log_message(self, format, *args):  # the base class's names
         pass
 
 

@@ -5,8 +5,8 @@ re-exports them so that code written against this name keeps working. It imports
 module 5's in-place ones included, so it belongs to module 5: no file of an earlier module imports it.
 """
 
-from ..ops import *  # noqa: F401,F403
+from ..ops import *  # noqa: F403
 from ..ops import __all__ as _ops
-from ..ops.conv import Fold, Unfold  # noqa: F401  (module 4: the windows of a convolution)
+from ..ops.conv import Fold, Unfold  # module 4: the windows of a convolution
 
 __all__ = [*_ops, "Fold", "Unfold"]
