@@ -20,8 +20,8 @@ FAST = backends.get("fast")
 SIMPLE = backends.get("simple")
 
 
-@pytest.fixture(params=["serial", "parallel"], scope="module")
-def path(request):
+@pytest.fixture(params=["serial", "parallel"], scope="module", name="path")
+def serial_or_parallel(request):
     """Which kernel path fast takes: every tensor parallel (threshold 0) or every tensor serial.
 
     (Module scope, set by hand: hypothesis reruns a test body many times within one fixture.)

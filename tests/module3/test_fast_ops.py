@@ -18,7 +18,7 @@ from torchlight import Tensor, scalar
 from torchlight.backends import fast, fast_cache, fast_parallel
 from torchlight.tensor_data import TensorData
 
-from .fast_cases import FAST, SIMPLE, pair, path, run_python, same  # noqa: F401  (path: a fixture)
+from .fast_cases import FAST, SIMPLE, pair, run_python, same, serial_or_parallel  # noqa: F401  (the fixture `path`)
 from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of
 
 pytestmark = pytest.mark.task3_1

@@ -14,7 +14,7 @@ from torchlight import Tensor, scalar
 from torchlight.backends import fast, fast_parallel
 from torchlight.tensor_data import TensorData
 
-from .fast_cases import FAST, SIMPLE, pair, path, run_python, same  # noqa: F401  (path: a fixture)
+from .fast_cases import FAST, SIMPLE, pair, run_python, same, serial_or_parallel  # noqa: F401  (the fixture `path`)
 from .strategies import LAYOUTS, layout_of, shapes
 
 pytestmark = pytest.mark.task3_2
@@ -42,7 +42,7 @@ def test_reduce_order_is_the_simple_backends_exactly(path):
             same(
                 FAST.reduce(scalar.add, 0.0)(Tensor.from_numpy(a, FAST), dim),
                 SIMPLE.reduce(scalar.add, 0.0)(Tensor.from_numpy(a, SIMPLE), dim),
-                f"the sum along dim {dim} of {a.tolist()} (folded from index 0 up)",
+                f"the sum along dim {dim} of {a.tolist()} laid out by {name} (folded from index 0 up)",
             )
 
 
