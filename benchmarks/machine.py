@@ -30,7 +30,10 @@ def blas_kernel() -> str:
 
         for info in threadpoolctl.threadpool_info():
             if info.get("internal_api") == "openblas":
-                return f"OpenBLAS {info.get('version')}, {info.get('architecture')} kernel, {info.get('num_threads')} threads"
+                return (
+                    f"OpenBLAS {info.get('version')}, {info.get('architecture')} kernel, "
+                    f"{info.get('num_threads')} threads"
+                )
     except ImportError:
         pass
     import numpy as np

@@ -149,7 +149,8 @@ def main(argv=None) -> int:
 
     epoch = mlp.measure(include_simple=not args.no_simple)
     print(
-        f"Training: one epoch, 2 -> {mlp.HIDDEN} -> {mlp.HIDDEN} -> 1, split ({mlp.POINTS} points), batches of {mlp.BATCH}\n"
+        f"Training: one epoch, 2 -> {mlp.HIDDEN} -> {mlp.HIDDEN} -> 1, split ({mlp.POINTS} points), "
+        f"batches of {mlp.BATCH}\n"
     )
     print(
         table(
@@ -227,7 +228,8 @@ def targets(elementwise, products, epoch, compile_cost) -> List[str]:
         if r.shape in ("512x512 @ 512x512", "16x256x256 @ 256x256"):
             share = r.times["numpy"] / r.times["fast"]
             out.append(
-                f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least 60%): {verdict(share >= 0.6)}"
+                f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least 60%): "
+                f"{verdict(share >= 0.6)}"
             )
     if epoch["torch"] is not None:
         ratio = epoch["fast"] / epoch["torch"]

@@ -64,14 +64,16 @@ def main(argv=None) -> None:
         ):
             (sb, sm), (pb, pm) = both_paths(fn, fast, "PARALLEL_THRESHOLD")
             print(
-                f"{size:>8}  {name:8}  {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  {pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
+                f"{size:>8}  {name:8}  {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  "
+                f"{pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
             )
     print("\nmatmul n   multiply-adds   serial best/median     parallel best/median   parallel/serial (best)")
     for n in (16, 32, 64, 96, 128, 192, 256):
         a = Tensor.from_numpy(rng.standard_normal((n, n)), backend)
         (sb, sm), (pb, pm) = both_paths(lambda: backend.matrix_multiply(a, a), fast_matmul, "MATMUL_PARALLEL_THRESHOLD")
         print(
-            f"{n:>8}   {n**3:>13}   {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  {pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
+            f"{n:>8}   {n**3:>13}   {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  "
+            f"{pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
         )
 
 

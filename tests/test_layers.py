@@ -3,9 +3,9 @@
 Each file says its module in the first line of its docstring ("Module 2: ...", "Modules 1 and 5:
 ...": the first number is the module that needs it). Course and grading tooling says "Course
 tooling:" and sits above every module, as do the examples ("Example: ...", programs such as
-module 4's project, which use the library as a user does, through ``import torchlight``). A package's ``__init__.py`` assembles its package: it may
-import anything, and a file that imports from it imports everything it assembles, so it counts as
-the latest module among its own imports.
+module 4's project, which use the library as a user does, through ``import torchlight``). A
+package's ``__init__.py`` assembles its package: it may import anything, and a file that imports
+from it imports everything it assembles, so it counts as the latest module among its own imports.
 """
 
 import ast

@@ -110,13 +110,13 @@ def test_delattr_unregisters():
     del net.layer2
     assert [n for n, _ in net.named_parameters()] == ["layer1.weight", "layer1.bias", "layer1.inner.p"]
     with pytest.raises(AttributeError):
-        net.a
+        _ = net.a
 
 
 def test_unknown_attribute_raises_attribute_error():
     net = Net()
     with pytest.raises(AttributeError, match="'Net' object has no attribute 'nothing'"):
-        net.nothing
+        _ = net.nothing
     assert not hasattr(net, "nothing")
     assert getattr(net.layer1, "nothing", "default") == "default"
 

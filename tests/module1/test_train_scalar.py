@@ -43,7 +43,8 @@ def test_scalar_network_learns_xor(tmp_path, capsys):
     assert result.accuracies[-1] == 1.0, f"accuracy before the last step ({setting}): {result.accuracies[-1]}, not 1.0"
     assert len(result.losses) == 100, f"{len(result.losses)} losses recorded for 100 epochs"
     assert result.losses[-1] < result.losses[0] / 10, (
-        f"the loss ({setting}) went from {result.losses[0]:.4f} to {result.losses[-1]:.4f}: not a tenth of where it began"
+        f"the loss ({setting}) went from {result.losses[0]:.4f} to {result.losses[-1]:.4f}: "
+        "not a tenth of where it began"
     )
     out = capsys.readouterr().out
     assert "final accuracy 100.0% (20/20)" in out

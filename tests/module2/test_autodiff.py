@@ -346,7 +346,8 @@ def test_a_gradient_of_the_wrong_shape_names_the_function_and_shapes(backend_nam
     x = torchlight.zeros(2, 2, requires_grad=True, backend=backend_name)
     with pytest.raises(
         RuntimeError,
-        match=r"Function BadBackward returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2, 2\]",
+        match=r"Function BadBackward returned an invalid gradient at index 0 - "
+        r"got \[3\] but expected shape compatible with \[2, 2\]",
     ):
         Bad.apply(x).sum().backward()
     # a gradient of a shape the input broadcasts to is summed down, as PyTorch's engine does

@@ -62,7 +62,8 @@ def test_broadcast_index_for_every_element(pair):
             call = f"broadcast_index({big_index}, {big}, {small}, out)"
             assert all(0 <= i < n for i, n in zip(index, small)), f"{call} gave {index}, outside {small}"
             assert values[tuple(index)] == expected[tuple(big_index)], (
-                f"{call} gave {index}; numpy's broadcasting reads {tuple(np.argwhere(values == expected[tuple(big_index)])[0])}"
+                f"{call} gave {index}; numpy's broadcasting reads "
+                f"{tuple(np.argwhere(values == expected[tuple(big_index)])[0])}"
             )
 
 

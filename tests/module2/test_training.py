@@ -35,7 +35,8 @@ def test_tensor_network_learns_xor(tmp_path, capsys):
     assert result.accuracies[-1] == 1.0, f"accuracy before the last step ({setting}): {result.accuracies[-1]}, not 1.0"
     assert len(result.losses) == 100, f"{len(result.losses)} losses recorded for 100 epochs"
     assert result.losses[-1] < result.losses[0] / 10, (
-        f"the loss ({setting}) went from {result.losses[0]:.4f} to {result.losses[-1]:.4f}: not a tenth of where it began"
+        f"the loss ({setting}) went from {result.losses[0]:.4f} to {result.losses[-1]:.4f}: "
+        "not a tenth of where it began"
     )
     out = capsys.readouterr().out
     assert "backend: simple" in out
@@ -139,7 +140,7 @@ def test_sgd_with_momentum_follows_torch_formula():
     p = Parameter(torchlight.tensor([1.0, -2.0]))
     opt = train_tensor.SGD([p], lr=0.1, momentum=0.5)
     # loss = 2 * sum(p): gradient 2 everywhere; velocity 2, then 0.5 * 2 + 2 = 3
-    for step, expected in enumerate([[0.8, -2.2], [0.5, -2.5]]):
+    for expected in [[0.8, -2.2], [0.5, -2.5]]:
         opt.zero_grad()
         (2.0 * p.value).sum().backward()
         opt.step()

@@ -68,8 +68,8 @@ def fold(cols, output_size, kernel, stride, padding) -> np.ndarray:
     c = rows // int(np.prod(kernel))
     xp = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(output_size, padding)))
     sizes = out_sizes(output_size, kernel, stride, padding)
-    for l, q in enumerate(itertools.product(*map(range, sizes))):
-        window(xp, q, kernel, stride)[...] += cols[:, :, l].reshape((n, c) + tuple(kernel))
+    for column, q in enumerate(itertools.product(*map(range, sizes))):
+        window(xp, q, kernel, stride)[...] += cols[:, :, column].reshape((n, c) + tuple(kernel))
     inner = tuple(slice(p, p + s) for p, s in zip(padding, output_size))
     return xp[(slice(None), slice(None)) + inner]
 

@@ -396,7 +396,8 @@ def test_gradient_of_the_wrong_shape_is_an_error():
     out = bad_backward(lambda g: (torchlight.ones(4), None)).apply(x, 2.0)
     with pytest.raises(
         RuntimeError,
-        match=r"BadBackward returned an invalid gradient at index 0 - got \[4\] but expected shape compatible with \[3\]",
+        match=r"BadBackward returned an invalid gradient at index 0 - "
+        r"got \[4\] but expected shape compatible with \[3\]",
     ):
         out.sum().backward()
 
