@@ -7,6 +7,7 @@ elements); each size has its own row.
 """
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -108,10 +109,10 @@ def elementwise(sizes: List[int], rounds: int) -> List[Row]:
             fast_in, simple_in = _tensors(arrays, fast), _tensors(arrays, simple)
             torch_in = [torch.from_numpy(a) for a in arrays] if torch is not None else None
             contenders = {
-                "simple": (lambda: op(simple, *simple_in)) if n * n <= SIMPLE_LIMIT else None,
-                "fast": lambda: op(fast, *fast_in),
-                "numpy": lambda: np_op(*arrays),
-                "torch": (lambda: torch_op(*torch_in)) if torch is not None else None,
+                "simple": partial(op, simple, *simple_in) if n * n <= SIMPLE_LIMIT else None,
+                "fast": partial(op, fast, *fast_in),
+                "numpy": partial(np_op, *arrays),
+                "torch": partial(torch_op, *torch_in) if torch is not None else None,
             }
             times = compare(contenders, rounds=rounds)
             rows.append(Row(group, name, f"{n}x{n}", {k: times.get(k) for k in contenders}))
@@ -140,10 +141,10 @@ def matmul(shapes: List[tuple], rounds: int) -> List[Row]:
         sa, sb = _tensors([a, b], simple)
         ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch is not None else (None, None)
         contenders = {
-            "simple": (lambda: simple.matrix_multiply(sa, sb)) if batch * n * k * m <= 300_000 else None,
-            "fast": lambda: fast.matrix_multiply(fa, fb),
-            "numpy": lambda: np.matmul(a, b),
-            "torch": (lambda: torch.matmul(ta, tb)) if torch is not None else None,
+            "simple": partial(simple.matrix_multiply, sa, sb) if batch * n * k * m <= 300_000 else None,
+            "fast": partial(fast.matrix_multiply, fa, fb),
+            "numpy": partial(np.matmul, a, b),
+            "torch": partial(torch.matmul, ta, tb) if torch is not None else None,
         }
         times = compare(contenders, rounds=rounds + 1, budget=0.3, pause=0.2)
         shape = (f"{batch}x" if batch > 1 else "") + f"{n}x{k} @ {k}x{m}"

@@ -11,6 +11,7 @@ Run:  python benchmarks/threshold.py
 
 import statistics
 import time
+from functools import partial
 
 from torchlight.utils.cli import ArgumentParser
 
@@ -59,10 +60,10 @@ def main(argv=None) -> None:
     for size in [2**k for k in range(12, 23, 2)]:
         x = Tensor.from_numpy(rng.standard_normal(size), backend)
         for name, fn in (
-            ("zip add", lambda: backend.zip(scalar.add)(x, x)),
-            ("map exp", lambda: backend.map(scalar.exp)(x)),
+            ("zip add", lambda t: backend.zip(scalar.add)(t, t)),
+            ("map exp", lambda t: backend.map(scalar.exp)(t)),
         ):
-            (sb, sm), (pb, pm) = both_paths(fn, fast, "PARALLEL_THRESHOLD")
+            (sb, sm), (pb, pm) = both_paths(partial(fn, x), fast, "PARALLEL_THRESHOLD")
             print(
                 f"{size:>8}  {name:8}  {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  "
                 f"{pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
@@ -70,7 +71,9 @@ def main(argv=None) -> None:
     print("\nmatmul n   multiply-adds   serial best/median     parallel best/median   parallel/serial (best)")
     for n in (16, 32, 64, 96, 128, 192, 256):
         a = Tensor.from_numpy(rng.standard_normal((n, n)), backend)
-        (sb, sm), (pb, pm) = both_paths(lambda: backend.matrix_multiply(a, a), fast_matmul, "MATMUL_PARALLEL_THRESHOLD")
+        (sb, sm), (pb, pm) = both_paths(
+            partial(backend.matrix_multiply, a, a), fast_matmul, "MATMUL_PARALLEL_THRESHOLD"
+        )
         print(
             f"{n:>8}   {n**3:>13}   {sb * 1e6:9.1f} / {sm * 1e6:9.1f} us  "
             f"{pb * 1e6:9.1f} / {pm * 1e6:9.1f} us  {pb / sb:6.2f}"
