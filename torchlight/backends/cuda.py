@@ -35,7 +35,7 @@ import inspect
 import sys
 import warnings
 from functools import lru_cache
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numba
 import numpy as np
@@ -56,6 +56,15 @@ THREADS = 256
 REDUCE_THREADS = LINE_THREADS = 256
 # The side of the matrix multiply's square tiles (TILE x TILE threads per block).
 TILE = 16
+# The library's register-tiled matrix multiply (below ``_register_tiles``): blocks of REG_THREADS x
+# REG_THREADS threads, each thread computing REG x REG outputs, so that a block computes a tile of
+# out REG_BLOCK on a side; its tiles in shared memory are REG_DEPTH deep along k. It takes the
+# products whose out has at least REGISTER_TILES_FROM rows and as many columns; smaller ones (and
+# every product of stage 3.5's tests) take stage 3.5's kernel.
+REG_THREADS, REG, REG_DEPTH = 16, 4, 16
+REG_BLOCK = REG_THREADS * REG
+REG_PADDED = REG_BLOCK + 1  # the length of a row of a's tile in shared memory (see _register_tiles)
+REGISTER_TILES_FROM = 64
 if SIMULATOR:
     # In the simulator every thread is a Python thread, started one after the other, and a block
     # waits at each syncthreads until its simulated threads have taken turns: the cost grows
@@ -64,6 +73,8 @@ if SIMULATOR:
     # paths (several values per thread, several lines per block, several tiles along k) on the
     # small tensors of the tests (tests/module3/test_cuda_kernels.py also runs larger blocks).
     THREADS, REDUCE_THREADS, LINE_THREADS, TILE = 4, 4, 2, 2
+    REG_THREADS, REG, REG_DEPTH = 2, 2, 2  # (REGISTER_TILES_FROM stays: the tests set it where they mean to)
+    REG_BLOCK, REG_PADDED = REG_THREADS * REG, REG_THREADS * REG + 1
     cuda_simulator.lock_shared_arrays()  # (threads could get different "shared" arrays: see there)
 # Python's switch interval while a simulated block waits at syncthreads: numba's block manager
 # polls its threads, and with Python's default (5 ms) each round of waiting costs milliseconds.
@@ -264,9 +275,17 @@ def _raise_if_kernel_stub(kernel: Callable) -> None:
         fast_parallel.raise_if_stub(indexing.broadcast_index, [1, 1], [2, 3], [3], [0])
         fast_parallel.raise_if_stub(indexing.index_to_position, [1, 1], [3, 1])
         _INDEXING_CHECKED.append(True)
+    message = _stub_message(kernel)
+    if message is not None:
+        raise NotImplementedError(message)
+
+
+def _stub_message(kernel: Callable) -> Optional[str]:
+    """The message of a student edition's stub of a stage of module 3 in ``kernel``'s body, or None."""
     for const in kernel.__code__.co_consts:
         if isinstance(const, str) and const.startswith("Task 3."):
-            raise NotImplementedError(const)
+            return const
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,7 +495,11 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
 
 
 def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
-    """out[p, i, j] = sum over q of a[p, i, q] * b[p, q, j]; a batch of size 1 broadcasts."""
+    """out[p, i, j] = sum over q of a[p, i, q] * b[p, q, j]; a batch of size 1 broadcasts.
+
+    Products of at least REGISTER_TILES_FROM rows and columns take the register-tiled kernel, the
+    others stage 3.5's; both add each output's products in the same order (they agree to the bit).
+    """
     batch, n, m = _ints(out_shape)
     k = int(a_shape[2])
     if batch * n * m == 0:
@@ -486,16 +509,19 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
     b0, b1, b2 = _ints(b_strides)
     a0 = 0 if a_shape[0] == 1 else a0  # a batch of size 1 broadcasts: stride 0
     b0 = 0 if b_shape[0] == 1 else b0
-    rows, cols = _blocks(n, TILE), _blocks(m, TILE)
+    if n >= REGISTER_TILES_FROM and m >= REGISTER_TILES_FROM:
+        kernel, side, threads = _register_tiles_kernel(), REG_BLOCK, REG_THREADS
+    else:
+        kernel, side, threads = _matmul_kernel(), TILE, TILE
+    rows, cols = _blocks(n, side), _blocks(m, side)
     for first in range(0, batch, 65535):  # (a grid has at most 65535 blocks along z)
         count = min(65535, batch - first)
+        views = (out[first * o0 :], a[first * a0 :], b[first * b0 :])
         _run(
-            _matmul_kernel(),
+            kernel,
             (cols, rows, count),
-            (TILE, TILE),
-            out[first * o0 :],
-            a[first * a0 :],
-            b[first * b0 :],
+            (threads, threads),
+            *views,
             n,
             k,
             m,
@@ -549,6 +575,94 @@ def _matmul_kernel() -> Any:
         _raise_if_kernel_stub(_matmul_tiles)
         _compiled_matmul.append(cuda.jit(_matmul_tiles))
     return _compiled_matmul[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# The library's matrix multiply: register tiles. Module 3's speed, not stage 3.5's exercise.
+#
+# In stage 3.5's kernel each product costs two reads of shared memory (a_tile[y, q] and
+# b_tile[q, x]) for one multiply-add, and shared memory, not arithmetic, sets the pace. Here each
+# thread computes REG x REG outputs, holding their sums in registers across the whole k loop: at
+# each step along k it reads REG values of a's tile and REG of b's from shared memory, then does
+# REG * REG multiply-adds with them (16 for 8 reads, at REG = 4). A block of 16 x 16 threads so
+# computes a 64 x 64 tile of out, and each value it copies from device memory serves 64 products.
+#
+# Thread (x, y) computes the rows y, y + REG_THREADS, ... and the columns x, x + REG_THREADS, ...
+# of the block's tile (not REG neighbouring ones): at each step the 16 threads of a half-warp
+# read 16 neighbouring values of b's tile (no two in one bank of shared memory) and one value of
+# a's (read once, for all), and they write 16 neighbouring elements of out. a's tile is kept
+# transposed ([q, row]) so that it is read along a row like b's, with one unused column so that
+# the copy (neighbouring threads take neighbouring q) writes to 16 different banks.
+#
+# Each output is summed as in stage 3.5's kernel and the simple backend: from 0.0, in order of q,
+# one multiply-add at a time (the tiles' zeros past the edge of k add +0.0, which changes no
+# sum). So this kernel equals stage 3.5's to the bit, on a GPU (where both fuse each multiply-add)
+# as in the simulator (where both also equal simple's).
+#
+# It takes over only large products (REGISTER_TILES_FROM), and only once stage 3.5 is written: in
+# a student edition with 3.5 unwritten every product raises 3.5's stub, whichever kernel it would
+# take (``_register_tiles_kernel``), and stage 3.5's tests, all small, run the student's kernel.
+# ---------------------------------------------------------------------------------------------
+
+
+def _register_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
+    """Thread (x, y) of block (X, Y, p) computes out[p, i, j] for i = Y * REG_BLOCK + y + r * REG_THREADS
+    and j = X * REG_BLOCK + x + c * REG_THREADS, r and c from 0 to REG - 1 (those inside out)."""
+    a_shared = cuda.shared.array((REG_DEPTH, REG_PADDED), numba.float64)  # [q, row]: a's tile, transposed
+    b_shared = cuda.shared.array((REG_DEPTH, REG_BLOCK), numba.float64)  # [q, column]
+    sums = cuda.local.array((REG, REG), numba.float64)  # (registers: every index is known when compiled)
+    a_column = cuda.local.array(REG, numba.float64)
+    b_row = cuda.local.array(REG, numba.float64)
+    x = cuda.threadIdx.x
+    y = cuda.threadIdx.y
+    top = cuda.blockIdx.y * REG_BLOCK  # the block's first row and first column of out
+    left = cuda.blockIdx.x * REG_BLOCK
+    a_first = cuda.blockIdx.z * a0 + top * a1  # where the block's rows of a and columns of b start
+    b_first = cuda.blockIdx.z * b0 + left * b2
+    for r in range(REG):
+        for c in range(REG):
+            sums[r, c] = 0.0
+    for depth in range(0, k, REG_DEPTH):
+        # The block copies both tiles, each thread every (REG_THREADS ** 2)-th value; neighbouring
+        # threads take neighbouring values along k in a (usually contiguous along k), along m in b.
+        for e in range(y * REG_THREADS + x, REG_DEPTH * REG_BLOCK, REG_THREADS * REG_THREADS):
+            q, row = e % REG_DEPTH, e // REG_DEPTH
+            inside = top + row < n and depth + q < k
+            a_shared[q, row] = a[a_first + row * a1 + (depth + q) * a2] if inside else 0.0
+            q, column = e // REG_BLOCK, e % REG_BLOCK
+            inside = depth + q < k and left + column < m
+            b_shared[q, column] = b[b_first + (depth + q) * b1 + column * b2] if inside else 0.0
+        cuda.syncthreads()
+        for q in range(REG_DEPTH):
+            for r in range(REG):
+                a_column[r] = a_shared[q, y + r * REG_THREADS]
+            for c in range(REG):
+                b_row[c] = b_shared[q, x + c * REG_THREADS]
+            for r in range(REG):
+                for c in range(REG):
+                    sums[r, c] += a_column[r] * b_row[c]
+        cuda.syncthreads()  # (before the next copy overwrites the tiles)
+    for r in range(REG):
+        row = top + y + r * REG_THREADS
+        for c in range(REG):
+            column = left + x + c * REG_THREADS
+            if row < n and column < m:
+                out[cuda.blockIdx.z * o0 + row * o1 + column * o2] = sums[r, c]
+
+
+_compiled_register_tiles: list = []
+
+
+def _register_tiles_kernel() -> Any:
+    """The register-tiled kernel, compiled on first use, once stage 3.5's kernel is written: a
+    student edition's stub of 3.5 raises its message here (on a GPU and in the simulator alike),
+    so that no product runs without the student's kernel."""
+    if not _compiled_register_tiles:
+        message = _stub_message(_matmul_tiles)
+        if message is not None:
+            raise NotImplementedError(message)
+        _compiled_register_tiles.append(cuda.jit(_register_tiles))
+    return _compiled_register_tiles[0]
 
 
 # ---------------------------------------------------------------------------------------------
