@@ -96,6 +96,7 @@ from .operations import (
     var,
     where,
 )
+from .ops.scatter import scatter, scatter_add
 from .random import manual_seed
 from .scalar_variable import Scalar
 from .serialization import load, save
@@ -194,6 +195,8 @@ __all__ = [
     "relu",
     "reshape",
     "save",
+    "scatter",
+    "scatter_add",
     "sigmoid",
     "sin",
     "softmax",

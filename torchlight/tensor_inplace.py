@@ -1,5 +1,6 @@
 """Module 5: Tensor's in-place operations: ``t[key] = value``, ``add_``, ``sub_``, ``mul_``, ``div_``,
-``fill_``, ``zero_``, ``copy_``, and the operators ``+=``, ``-=``, ``*=`` and ``/=``.
+``fill_``, ``zero_``, ``copy_``, ``scatter_`` and ``scatter_add_`` (with their out-of-place forms
+``scatter`` and ``scatter_add``, ``ops/scatter.py``), and the operators ``+=``, ``-=``, ``*=`` and ``/=``.
 
 Each writes into the tensor's own storage, returns the tensor itself and bumps its version
 counter. The Functions that do the writing, and the checks that keep a backward from reading a
@@ -20,6 +21,7 @@ from . import dtypes
 from .extension import extends
 from .ops import advanced_index
 from .ops import inplace as I
+from .ops import scatter as S
 from .tensor import _BOOL, _FLOAT64, _INT64, Tensor
 from .tensor_data import broadcasts_to
 
@@ -66,6 +68,25 @@ class InPlace(_Methods):
     def zero_(self) -> "Tensor":
         """Set every element to 0, in place."""
         return I.inplace(I.Fill, self, self._lift(0.0))
+
+    def scatter_(
+        self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *, reduce: Any = None
+    ) -> "Tensor":
+        """Write src's values (or the number value) along ``dim`` at the positions ``index`` gives,
+        in place, as PyTorch: for dim 0, ``self[index[i][j]][j] = src[i][j]``. Returns self."""
+        return S.scatter_(self, dim, index, src, value, reduce=reduce)
+
+    def scatter(self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *, reduce: Any = None) -> "Tensor":
+        """A copy of self with src's values (or value) written along ``dim`` at ``index`` (``scatter_``)."""
+        return S.scatter(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_add_(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        """Add src's values along ``dim`` at ``index``, in place (a position picked twice gets both)."""
+        return S.scatter_add_(self, dim, index, src)
+
+    def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        """A copy of self with src's values added along ``dim`` at ``index`` (``scatter_add_``)."""
+        return S.scatter_add(self, dim, index, src)
 
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> "Tensor":
         """Write src's values (broadcast to self's shape, from any backend) into self; returns self."""
