@@ -26,7 +26,14 @@ import numpy as np
 from .. import random  # noqa: F401  (dropout's code, stage 4.4, uses it)
 from ..dtypes import bool_
 from ..ops import fused
-from ..ops.adaptive_pooling import adaptive_avg_pool2d, adaptive_max_pool2d
+from ..ops.adaptive_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+)
 from ..ops.conv import conv1d, conv2d
 from ..ops.pooling import avg_pool2d, max_pool2d, tile
 from ..ops.selection import where
@@ -34,8 +41,12 @@ from ..tensor import Tensor, _check_flag
 from ..tensor_data import check_storage, normalize_dim
 
 __all__ = [
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "avg_pool2d",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",

@@ -1,19 +1,17 @@
-"""Module 4: MaxPool2d and AvgPool2d, the pooling layers (``torch.nn.MaxPool2d`` and ``AvgPool2d``),
-and AdaptiveAvgPool2d and AdaptiveMaxPool2d, which pool to a fixed output size.
+"""Module 4: MaxPool2d and AvgPool2d, the pooling layers (``torch.nn.MaxPool2d`` and ``AvgPool2d``).
 
-They have no parameters: each calls ``max_pool2d`` or ``avg_pool2d`` (``torchlight/ops/pooling.py``),
-or ``adaptive_avg_pool2d`` or ``adaptive_max_pool2d`` (``ops/adaptive_pooling.py``), with the
-settings it was made with, and prints them as PyTorch does.
+They have no parameters: each calls ``max_pool2d`` or ``avg_pool2d`` (``torchlight/ops/pooling.py``)
+with the settings it was made with, and prints them as PyTorch does. The adaptive pooling layers,
+which pool to a fixed output size, are in ``adaptive_pooling.py``.
 """
 
 from typing import Any
 
-from ..ops.adaptive_pooling import adaptive_avg_pool2d, adaptive_max_pool2d, output_size_pair
 from ..ops.pooling import avg_pool2d, max_pool2d, pool_settings
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "MaxPool2d"]
+__all__ = ["AvgPool2d", "MaxPool2d"]
 
 
 class MaxPool2d(Module):
@@ -69,40 +67,3 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """The mean of each of ``output_size`` windows that cover the image, whatever its size, as
-    ``torch.nn.AdaptiveAvgPool2d`` (``output_size``: an int, or a pair whose None keeps that size)."""
-
-    def __init__(self, output_size: Any):
-        super().__init__()
-        output_size_pair("AdaptiveAvgPool2d", output_size)
-        self.output_size = output_size
-
-    def forward(self, x: Tensor) -> Tensor:
-        """x (N, C, H, W) or (C, H, W) pooled: (N, C, *output_size)."""
-        return adaptive_avg_pool2d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool2d(Module):
-    """The largest value of each of ``output_size`` windows that cover the image, as
-    ``torch.nn.AdaptiveMaxPool2d``."""
-
-    def __init__(self, output_size: Any, return_indices: bool = False):
-        super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not supported")
-        output_size_pair("AdaptiveMaxPool2d", output_size)
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def forward(self, x: Tensor) -> Tensor:
-        """x (N, C, H, W) or (C, H, W) pooled: (N, C, *output_size)."""
-        return adaptive_max_pool2d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
