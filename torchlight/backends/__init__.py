@@ -3,7 +3,8 @@
 ``"simple"`` (pure Python, the reference), ``"fast"`` (numba, parallel CPU) and ``"cuda"``
 (numba.cuda, or its simulator with ``NUMBA_ENABLE_CUDASIM=1``). ``get(name)`` returns the
 ``TensorBackend``; the compiled ones are imported only when first asked for. A backend that
-cannot run here raises an error saying what is missing: nothing falls back silently.
+cannot run here raises an error saying what is missing: nothing falls back silently. ``mps``
+answers PyTorch's ``torch.backends.mps.is_available()``: False, there is no Apple GPU backend.
 """
 
 import importlib
@@ -11,6 +12,7 @@ import os
 import warnings
 from typing import Callable, Dict, List, Union
 
+from . import mps
 from .base import TensorBackend
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "set_default_backend",
     "default",
     "is_default",
+    "mps",
 ]
 
 
