@@ -2,11 +2,15 @@
 
     python benchmarks/cuda.py            # on a machine with an NVIDIA GPU and the cuda extra (pip install -e ".[cuda]")
     python benchmarks/cuda.py --smoke    # tiny sizes in numba's simulator: checks that it all runs
-    python benchmarks/cuda.py --ptx 9.0  # only compile every kernel for a GPU (numba-cuda, no GPU needed)
+    python benchmarks/cuda.py --ptx 9.0  # only compile every kernel for a GPU (numba-cuda, no GPU needed),
+                                         # and with ptxas a table of their registers and shared memory
 
 Rows (the targets are issue 12's):
 
 - matmul at 1024, 2048 and 4096: GFLOP/s (2 n^3 / time); target at least 15% of cuBLAS float64.
+  Two rows per size, one per kernel: the library's register tiles (what products this large
+  take) and stage 3.5's shared-memory tiles (what a student writes), with a line saying whether
+  their products agree to the bit (they should: the same sums in the same order).
   torchlight's tensors hold float64 only, so there is no float32 row for it (PyTorch's float32
   is shown for scale).
 - zip (a + b into a given out) at 1e7 and 1e8 elements: GB/s, counting 3 x 8 bytes per element
@@ -21,7 +25,11 @@ GPU (or with numba's simulator switched on and no --smoke), it says so and exits
 """
 
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
@@ -105,17 +113,21 @@ def share(ours: Optional[float], theirs: Optional[float]) -> str:
     return "-" if ours is None or not theirs else f"{100 * ours / theirs:.0f}%"
 
 
-def matmul_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
-    rows = []
+# The matrix multiply's two kernels (torchlight/backends/cuda.py), each row forcing its own:
+# REGISTER_TILES_FROM, the smallest side that takes the register tiles, set for the row's products.
+MATMUL_KERNELS = {"register tiles": 1, "stage 3.5's tiles": 1 << 62}
+
+
+def matmul_rows(sizes: List[int], cuda: backends.TensorBackend) -> Tuple[List[list], List[str]]:
+    """The rows, and a line per size saying whether the two kernels' products agree to the bit."""
+    from torchlight.backends import cuda as kernels
+
+    rows, notes = [], []
     rng = np.random.default_rng(0)
     for n in sizes:
         a_np, b_np = rng.standard_normal((n, n)), rng.standard_normal((n, n))
         a, b = torchlight.tensor(a_np, backend=cuda), torchlight.tensor(b_np, backend=cuda)
-        first, best = gpu_time(lambda a=a, b=b: cuda.matrix_multiply(a, b), _numba_sync)
-        got = cuda.matrix_multiply(a, b).to_numpy()
-        error = float(np.max(np.abs(got - a_np @ b_np)) / np.max(np.abs(a_np) @ np.abs(b_np)))
         flops = 2.0 * n**3
-        ours = flops / best / 1e9
         theirs = theirs32 = None
         if torch_gpu():
             ta, tb = torch.from_numpy(a_np).cuda(), torch.from_numpy(b_np).cuda()
@@ -123,12 +135,24 @@ def matmul_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
             ta32, tb32 = ta.float(), tb.float()
             theirs32 = flops / gpu_time(lambda ta=ta32, tb=tb32: ta @ tb, _torch_sync)[1] / 1e9
             del ta, tb, ta32, tb32
-        rows.append(
-            [f"matmul {n}", "GFLOP/s", fmt(ours), fmt(theirs), share(ours, theirs), "15%", fmt(first), f"{error:.1e}"]
-        )
+        products = []
+        default = kernels.REGISTER_TILES_FROM
+        for label, smallest in MATMUL_KERNELS.items():
+            kernels.REGISTER_TILES_FROM = smallest
+            try:
+                first, best = gpu_time(lambda a=a, b=b: cuda.matrix_multiply(a, b), _numba_sync)
+                products.append(cuda.matrix_multiply(a, b).to_numpy())
+            finally:
+                kernels.REGISTER_TILES_FROM = default
+            error = float(np.max(np.abs(products[-1] - a_np @ b_np)) / np.max(np.abs(a_np) @ np.abs(b_np)))
+            ours = flops / best / 1e9
+            row = [f"matmul {n}, {label}", "GFLOP/s", fmt(ours), fmt(theirs), share(ours, theirs), "15%", fmt(first)]
+            rows.append(row + [f"{error:.1e}"])
         if theirs32 is not None:
             rows.append([f"matmul {n} float32", "GFLOP/s", "(float64 only)", fmt(theirs32), "-", "-", "-", "-"])
-    return rows
+        same = np.array_equal(products[0].view(np.int64), products[1].view(np.int64))
+        notes.append(f"matmul {n}: the two kernels' products {'agree' if same else 'DIFFER'} to the bit")
+    return rows, notes
 
 
 def zip_rows(sizes: List[int], cuda: backends.TensorBackend) -> List[list]:
@@ -258,17 +282,19 @@ def cnn_rows(
     return [[name, "s", fmt(best), fmt(theirs), ratio, "-", fmt(first), "-"]]
 
 
-def compile_ptx(cc: str) -> int:
-    """Compile every kind of kernel of the cuda backend to PTX for compute capability ``cc`` ("9.0"),
-    without a GPU: a check that a GPU's compiler accepts them (the simulator runs them as Python,
-    so it accepts anything). Needs numba-cuda and its CUDA libraries (the cuda extra)."""
+# An SM of compute capability 9.0 (H100, H200), for the occupancy column of --ptx: the CUDA
+# occupancy calculator's figures (registers are given to a warp in units of 256).
+SM90 = {"registers": 65536, "register_unit": 256, "threads": 2048, "blocks": 32, "shared": 228 * 1024}
+SM90["shared_reserved"] = 1024  # bytes of shared memory the system keeps per block
+
+
+def ptx_kernels(cc: str) -> List[Tuple[str, int, str]]:
+    """(name, threads per block, PTX) of every kind of kernel of the cuda backend, compiled for
+    compute capability ``cc`` ("9.0") without a GPU. Needs numba-cuda and its CUDA libraries."""
     import types as pytypes
 
     from numba import cuda, types
 
-    if "simulator" in cuda.device_array.__module__:
-        print("--ptx compiles for a GPU: unset NUMBA_ENABLE_CUDASIM")
-        return 1
     capability = tuple(int(v) for v in cc.split("."))
     if not cuda.is_available():  # numba asks the current device for its capability, and allocates one array
         import numba.cuda.dispatcher as dispatcher
@@ -280,32 +306,154 @@ def compile_ptx(cc: str) -> int:
     S, A, L, F = types.float64[::1], types.int64[::1], types.int64, types.float64  # storage, shape, int, float
     compiled = []
 
-    def ptx(dispatcher, signature, name):
+    def ptx(dispatcher, signature, name, threads):
         try:
-            cuda.compile_ptx(dispatcher.py_func, signature, cc=capability)
+            text, _ = cuda.compile_ptx(dispatcher.py_func, signature, cc=capability)
         except Exception as e:
             raise SystemExit(
                 f"compiling the {name} kernel failed: {type(e).__name__}: {e}\n(this needs numba-cuda and "
                 "the CUDA libraries of the cuda extra; numba's own numba.cuda needs a CUDA toolkit)"
             ) from e
-        compiled.append(name)
+        compiled.append((name, threads, text))
 
-    lifted = [scalar.exp, scalar.sigmoid, scalar.log, lambda x: scalar.relu(x) * 0.5]
-    for fn in lifted:
-        ptx(kernels.map_kernel(fn).kernels[0], (S, A, A, S, A, A, L, types.boolean), "map")
+    lifted = {
+        "exp": scalar.exp,
+        "sigmoid": scalar.sigmoid,
+        "log": scalar.log,
+        "relu(x) * 0.5": lambda x: scalar.relu(x) * 0.5,
+    }
+    for what, fn in lifted.items():
+        ptx(kernels.map_kernel(fn).kernels[0], (S, A, A, S, A, A, L, types.boolean), f"map {what}", kernels.THREADS)
     for fn in (scalar.add, scalar.mul, scalar.div, scalar.pow, scalar.max, scalar.is_close):
-        ptx(kernels.zip_kernel(fn).kernels[0], (S, A, A, S, A, A, S, A, A, L, types.boolean), "zip")
+        signature = (S, A, A, S, A, A, S, A, A, L, types.boolean)
+        ptx(kernels.zip_kernel(fn).kernels[0], signature, f"zip {fn.__name__}", kernels.THREADS)
     for fn in (scalar.add, scalar.max):
         lines, parts = kernels.reduce_kernel(fn).kernels
-        ptx(lines, (S, A, A, S, A, A, L, F, L), "reduce")
-        ptx(parts, (S, A, S, A, L, L, L), "reduce parts")
-    ptx(kernels._matmul_kernel(), (S, S, S) + (L,) * 12, "matmul")
-    ptx(kernels._unfold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "unfold1d")
-    ptx(kernels._fold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "fold1d")
-    ptx(kernels._unfold2d_kernel, (S, L, L, L, S, L, L, L, L) + (L,) * 12, "unfold2d")
-    ptx(kernels._fold2d_kernel, (S, L, L, L, L, S, L, L, L) + (L,) * 12, "fold2d")
-    ptx(kernels._fill, (S, L, F), "fill")
-    print(f"compiled {len(compiled)} kernels to PTX for compute capability {cc}: {', '.join(sorted(set(compiled)))}")
+        ptx(lines, (S, A, A, S, A, A, L, F, L), f"reduce {fn.__name__}", kernels.REDUCE_THREADS)
+        ptx(parts, (S, A, S, A, L, L, L), f"reduce {fn.__name__}, parts", kernels.LINE_THREADS)
+    matmul = (S, S, S) + (L,) * 12
+    ptx(kernels._matmul_kernel(), matmul, "matmul (stage 3.5's tiles)", kernels.TILE**2)
+    ptx(kernels._register_tiles_kernel(), matmul, "matmul (register tiles)", kernels.REG_THREADS**2)
+    ptx(kernels._unfold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "unfold1d", kernels.THREADS)
+    ptx(kernels._fold1d_kernel, (S, L, L, L, S, L, L, L) + (L,) * 7, "fold1d", kernels.THREADS)
+    ptx(kernels._unfold2d_kernel, (S, L, L, L, S, L, L, L, L) + (L,) * 12, "unfold2d", kernels.THREADS)
+    ptx(kernels._fold2d_kernel, (S, L, L, L, L, S, L, L, L) + (L,) * 12, "fold2d", kernels.THREADS)
+    ptx(kernels._fill, (S, L, F), "fill", kernels.THREADS)
+    return compiled
+
+
+def find_ptxas() -> Optional[str]:
+    """The ptxas of the nvidia-cuda-nvcc-cu12 wheel (the cuda extra installs it), else one on PATH."""
+    try:
+        import nvidia.cuda_nvcc as nvcc
+    except ImportError:
+        return shutil.which("ptxas")
+    for folder in nvcc.__path__:
+        candidate = Path(folder) / "bin" / "ptxas"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("ptxas")
+
+
+def ptxas_usage(ptxas: str, ptx: str, cc: str) -> dict:
+    """What ptxas (the assembler a GPU's driver runs on PTX) says of the kernel in ``ptx``:
+    registers per thread, static shared memory, stack frame and spills, in bytes."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernel.ptx"
+        path.write_text(ptx)
+        arch = "sm_" + cc.replace(".", "")
+        done = subprocess.run(
+            [ptxas, "-v", "--gpu-name", arch, str(path), "-o", os.devnull], capture_output=True, text=True
+        )
+    said = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise SystemExit(f"ptxas rejected a kernel for {arch}:\n{said}")
+    entry = said[said.index("Compiling entry function") :]  # (the kernel's own figures, not a device function's)
+
+    def number(pattern: str) -> int:
+        found = re.search(pattern, entry)
+        return int(found[1]) if found else 0
+
+    return {
+        "registers": number(r"Used (\d+) registers"),
+        "shared": number(r"(\d+) bytes smem"),
+        "stack": number(r"(\d+) bytes stack frame"),
+        "spill stores": number(r"(\d+) bytes spill stores"),
+        "spill loads": number(r"(\d+) bytes spill loads"),
+    }
+
+
+def occupancy(threads: int, registers: int, shared: int) -> float:
+    """The share of an SM90 SM's threads that blocks of this kernel can fill at once (registers,
+    shared memory, threads and blocks per SM each limit how many blocks fit)."""
+    warps = -(-threads // 32)
+    unit = SM90["register_unit"]
+    per_warp = -(-max(registers, 1) * 32 // unit) * unit
+    blocks = min(
+        SM90["registers"] // per_warp // warps,
+        SM90["shared"] // (shared + SM90["shared_reserved"]),
+        SM90["threads"] // threads,
+        SM90["blocks"],
+    )
+    return blocks * warps * 32 / SM90["threads"]
+
+
+def compile_ptx(cc: str) -> int:
+    """Compile every kind of kernel of the cuda backend to PTX for compute capability ``cc`` ("9.0"),
+    without a GPU: a check that a GPU's compiler accepts them (the simulator runs them as Python,
+    so it accepts anything). Then, where ptxas is found, a table of what each kernel uses per
+    thread and per block; the matrix multiplies' PTX must fuse each product into its sum (an
+    fma), as the bit-for-bit agreement of the two kernels on a GPU rests on that."""
+    from numba import cuda
+
+    if "simulator" in cuda.device_array.__module__:
+        print("--ptx compiles for a GPU: unset NUMBA_ENABLE_CUDASIM")
+        return 1
+    compiled = ptx_kernels(cc)
+    names = sorted({name.split(" ")[0] for name, _, _ in compiled})
+    print(f"compiled {len(compiled)} kernels to PTX for compute capability {cc}: {', '.join(names)}")
+    for name, _, ptx in compiled:
+        if name.startswith("matmul") and (
+            ptx.count("mul.rn.f64") + ptx.count("mul.f64") or not ptx.count("fma.rn.f64")
+        ):
+            print(f"the {name} kernel does not fuse each product into its sum (fma.rn.f64)")
+            return 1
+    ptxas = find_ptxas()
+    if ptxas is None:
+        print(
+            "(no ptxas found, so no table of registers and shared memory: the cuda extra's "
+            "nvidia-cuda-nvcc-cu12 has one)"
+        )
+        return 0
+    said = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout
+    version = next((line for line in said.splitlines() if "release" in line), "version unknown")
+    arch = "sm_" + cc.replace(".", "")
+    print(f"\nWhat each kernel uses on {arch} (ptxas -v, {version}):\n")
+    header = ["kernel", "threads per block", "registers per thread", "shared memory per block", "stack frame", "spills"]
+    header += ["fma.f64 / mul.f64 in the PTX"]
+    if cc == "9.0":
+        header.append("occupancy")
+    rows = []
+    for name, threads, ptx in compiled:
+        used = ptxas_usage(ptxas, ptx, cc)
+        spills = f"{used['spill stores']} B / {used['spill loads']} B"
+        fused = f"{ptx.count('fma.rn.f64')} / {ptx.count('mul.rn.f64') + ptx.count('mul.f64')}"
+        row = [name, str(threads), str(used["registers"]), f"{used['shared']} B", f"{used['stack']} B", spills, fused]
+        if cc == "9.0":
+            row.append(f"{100 * occupancy(threads, used['registers'], used['shared']):.0f}%")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|-" + "-|-".join("-" * w for w in widths) + "-|")
+    for row in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+    print(
+        "\nspills: bytes stored to and loaded from local memory when registers run out; occupancy: the "
+        "share of an SM's 2048 thread slots that resident blocks can fill (registers, shared memory, "
+        "threads and blocks per SM each limit it)."
+        if cc == "9.0"
+        else ""
+    )
     return 0
 
 
@@ -342,7 +490,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"PyTorch {torch.__version__} on the GPU" if torch_gpu() else "no PyTorch with CUDA (its columns stay empty)"
     )
     print(f"numba {numba.__version__}, numba.cuda: {getattr(numba_cuda, 'implementation', '?')}, {found}")
-    rows = matmul_rows(sizes["matmul"], cuda) + zip_rows(sizes["zip"], cuda) + sum_rows(sizes["sum"], cuda)
+    rows, notes = matmul_rows(sizes["matmul"], cuda)
+    rows += zip_rows(sizes["zip"], cuda) + sum_rows(sizes["sum"], cuda)
     rows += cnn_rows(sizes["batch"], sizes["batches"], sizes["widths"], cuda)
     header = ["", "unit", "torchlight", "PyTorch", "share", "target", "first call s", "max error"]
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
@@ -354,6 +503,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "share: torchlight's rate as a percentage of PyTorch's; the CNN row compares times (PyTorch's "
         "being the unit). max error: relative to the magnitudes summed (matmul, sum) or absolute (zip)."
     )
+    print("\n".join(notes))
     return 0
 
 
