@@ -48,8 +48,8 @@ try:
         checks = {  # name: (result is right, the kernel that computed it)
             "zip": lambda: (fast.zip(scalar.add)(a, a).tolist() == simple.zip(scalar.add)(s, s).tolist(),
                             fast_cache._modules[scalar.add].zip_part),
-            "map": lambda: (fast.map(scalar.exp)(a).tolist() == simple.map(scalar.exp)(s).tolist(),
-                            fast_cache._modules[scalar.exp].map_part),
+            "map": lambda: (fast.map(scalar.inv)(a).tolist() == simple.map(scalar.inv)(s).tolist(),
+                            fast_cache._modules[scalar.inv].map_part),
             "neg": lambda: (fast.map(scalar.neg)(a).tolist() == (-x).tolist(),
                             fast_cache._modules[scalar.neg].map_part),
             "reduce": lambda: (fast.reduce(scalar.add, 0.0)(a, 1).tolist() == [[6.0], [15.0]],
@@ -129,7 +129,7 @@ def damaged(cache, concurrent):
     numba = "numba/*/"
     files = {
         "empty .nbc": _one(cache, numba + "tl_torchlight_scalar_add_*.zip_part-*.nbc"),
-        "garbage .nbi": _one(cache, numba + "tl_torchlight_scalar_exp_*.map_part-*.nbi"),
+        "garbage .nbi": _one(cache, numba + "tl_torchlight_scalar_inv_*.map_part-*.nbi"),
         "truncated .py": _one(cache, "torchlight/fast_kernels/tl_torchlight_scalar_neg_*.py"),
         # (the matrix product's planning function: its own cached file, like the packing and block
         # parts, and compiled again in a fraction of the others' seconds)

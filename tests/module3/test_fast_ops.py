@@ -18,7 +18,7 @@ from torchlight import Tensor, scalar
 from torchlight.backends import fast, fast_cache, fast_parallel
 from torchlight.tensor_data import TensorData
 
-from .fast_cases import FAST, SIMPLE, pair, run_python, same, serial_or_parallel  # noqa: F401  (the fixture `path`)
+from .fast_cases import FAST, SIMPLE, compiled_as, pair, run_python, same, serial_or_parallel  # noqa: F401  (the fixture `path`)
 from .strategies import LAYOUTS, broadcast_shapes, floats, layout_of
 
 pytestmark = pytest.mark.task3_1
@@ -52,7 +52,7 @@ ZIPS = [
 @given(data=st.data())
 def test_map_equals_simple(path, fn, data):
     a_fast, a_simple = data.draw(pair())
-    same(FAST.map(fn)(a_fast), SIMPLE.map(fn)(a_simple))
+    same(FAST.map(fn)(a_fast), SIMPLE.map(compiled_as(fn))(a_simple))
 
 
 @pytest.mark.parametrize("fn", ZIPS, ids=lambda f: f.__name__)
@@ -81,7 +81,7 @@ def test_larger_tensors_in_every_layout(path):
         )
         same(
             FAST.map(scalar.sigmoid)(a_fast),
-            SIMPLE.map(scalar.sigmoid)(a_simple),
+            SIMPLE.map(compiled_as(scalar.sigmoid))(a_simple),
             f"map(sigmoid) of a {layout} (6, 7, 33) tensor",
         )
     if path == "parallel" and fast.numba.get_num_threads() > 1:  # the launchers really ran
@@ -189,7 +189,7 @@ def test_parallel_results_do_not_depend_on_the_number_of_parts(monkeypatch):
     for parts in (1, 3, 8, 64):  # parts that begin and end inside rows, and parts with no elements
         monkeypatch.setattr(fast, "PARTS_PER_THREAD", parts)
         monkeypatch.setattr(fast.numba, "get_num_threads", lambda: 2)
-        same(FAST.map(scalar.exp)(a), SIMPLE.map(scalar.exp)(a_simple), f"map in {2 * parts} parts")
+        same(FAST.map(scalar.exp)(a), SIMPLE.map(compiled_as(scalar.exp))(a_simple), f"map in {2 * parts} parts")
         same(
             FAST.zip(scalar.mul)(a, Tensor.from_numpy(row, FAST)),
             SIMPLE.zip(scalar.mul)(a_simple, Tensor.from_numpy(row, SIMPLE)),

@@ -35,7 +35,7 @@ from numba import njit, prange, types, uint64  # noqa: F401  (stages 3.1-3.2 use
 from numba.extending import register_jitable
 
 from .. import indexing, scalar
-from . import fast_cache, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
+from . import fast_cache, fast_math, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
 from .base import TensorBackend
 from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
@@ -356,6 +356,8 @@ class _Kernel:
     def __init__(self, fn, kind: str):
         self.kind = kind
         _raise_if_stubs(fn, kind)
+        if kind == "map_part":  # exp, log, sigmoid, tanh: their vectorizable forms (fast_math.py)
+            fn = fast_math.STAND_INS.get(fn, fn)
         self.part = getattr(fast_cache.kernels_for(fn, TEMPLATES, HELPERS, SOURCES), kind)
         fast_cache.compile_part(self.part, PART_SIGNATURES[kind], fn)
         self._pointer = self._launch = None  # made on the first parallel call
