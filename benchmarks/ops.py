@@ -43,6 +43,7 @@ def elementwise_cases(n: int) -> List[tuple]:
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((n, n)), rng.standard_normal((n, n))
     row, column = rng.standard_normal(n), rng.standard_normal((n, 1))
+    positive = np.abs(x) + 0.01
     t = torch
     return [
         ("map", "neg (contiguous)", [x], lambda b, a: b.map(scalar.neg)(a), np.negative, t and t.neg),
@@ -55,6 +56,16 @@ def elementwise_cases(n: int) -> List[tuple]:
             t and t.relu,
         ),
         ("map", "exp (contiguous)", [x], lambda b, a: b.map(scalar.exp)(a), np.exp, t and t.exp),
+        ("map", "log (contiguous)", [positive], lambda b, a: b.map(scalar.log)(a), np.log, t and t.log),
+        (
+            "map",
+            "sigmoid (contiguous)",
+            [x],
+            lambda b, a: b.map(scalar.sigmoid)(a),
+            lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,  # numpy has no sigmoid: this identity is one pass of tanh
+            t and t.sigmoid,
+        ),
+        ("map", "tanh (contiguous)", [x], lambda b, a: b.map(scalar.tanh)(a), np.tanh, t and t.tanh),
         ("zip", "add (contiguous)", [x, y], lambda b, a, c: b.zip(scalar.add)(a, c), np.add, t and t.add),
         ("zip", "mul (broadcast row)", [x, row], lambda b, a, c: b.zip(scalar.mul)(a, c), np.multiply, t and t.mul),
         (

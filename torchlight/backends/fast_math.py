@@ -9,7 +9,7 @@ bit casts: inlined into the map's loop, LLVM computes 4 or 8 elements per instru
 The fast backend compiles these instead of the ``torchlight.scalar`` functions they stand for
 (``STAND_INS``), in its maps only; the scalar functions stay the definition, and the simple backend
 (the executable spec) and the cuda backend keep them. Each result is within 1 unit in the last
-place (ulp) of the C library's for exp and log and within 2 for sigmoid and tanh, and exactly equal
+place (ulp) of the C library's for exp and log, 2 for sigmoid and 3 for tanh, and exactly equal
 at the edges (0, +-inf, nan, overflow, underflow): tests/module3/test_fast_math.py measures it,
 and docs/backends.md says where fast and simple may therefore differ.
 
