@@ -86,7 +86,7 @@ def loss_and_correct(model: ScalarNetwork, data: datasets.Graph) -> Tuple[Scalar
     # HINT: the points are constants (Scalar(x, history=None)); the loss of one point is
     # HINT: -log P(its true label), where P(class 1) = sigmoid(logit) and 1 - sigmoid(z) = sigmoid(-z).
     total, correct = Scalar(0.0, history=None), 0
-    for (x1, x2), label in zip(data.X, data.y):
+    for (x1, x2), label in zip(data.X, data.y, strict=True):
         logit = model([Scalar(x1, history=None), Scalar(x2, history=None)])
         p_true = (logit if label == 1 else -logit).sigmoid()
         total = total - p_true.log()
@@ -108,7 +108,10 @@ class Result:
     def accuracy(self) -> float:
         """Training accuracy (0..1) of the final model."""
         return (
-            sum(int((self.model.predict(*x) > 0.5) == (label == 1)) for x, label in zip(self.data.X, self.data.y))
+            sum(
+                int((self.model.predict(*x) > 0.5) == (label == 1))
+                for x, label in zip(self.data.X, self.data.y, strict=True)
+            )
             / self.data.n
         )
 

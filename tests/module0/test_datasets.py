@@ -101,7 +101,7 @@ def test_labels_are_a_function_of_position(name):
     # follow the geometry of the set (for spiral: two separate arms), not chance.
     fn = datasets.get(name)
     train, test = fn(300, seed=10), fn(100, seed=11)
-    correct = sum(_nearest_label(train, p) == label for p, label in zip(test.X, test.y))
+    correct = sum(_nearest_label(train, p) == label for p, label in zip(test.X, test.y, strict=True))
     assert correct >= 90
 
 

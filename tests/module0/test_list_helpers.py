@@ -28,10 +28,10 @@ def test_map(xs):
 @given(pairs)
 def test_zip_with(ab):
     a, b = ab
-    assert S.zip_with(S.mul)(a, b) == [x * y for x, y in zip(a, b)]
+    assert S.zip_with(S.mul)(a, b) == [x * y for x, y in zip(a, b, strict=True)]
     assert S.zip_with(S.max)(a, b) == S.zip_with(S.max)(b, a)
     # sub is not commutative: the first list gives the first argument
-    assert S.zip_with(S.sub)(a, b) == [x - y for x, y in zip(a, b)]
+    assert S.zip_with(S.sub)(a, b) == [x - y for x, y in zip(a, b, strict=True)]
 
 
 def test_zip_with_length_mismatch():
@@ -67,7 +67,7 @@ def test_add_lists(ab):
     a, b = ab
     out = S.add_lists(a, b)
     assert len(out) == len(a)
-    assert out == [x + y for x, y in zip(a, b)]
+    assert out == [x + y for x, y in zip(a, b, strict=True)]
     assert out == S.add_lists(b, a)
 
 

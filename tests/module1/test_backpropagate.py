@@ -154,7 +154,7 @@ def test_random_graphs_match_torch(steps, values):
         nodes.append([a + b, a * b, a - b, (a * b).sigmoid()][op])
     assert ours[-1].data == pytest.approx(nodes[-1].item(), rel=1e-12)
     nodes[-1].backward()
-    for i, (s, t) in enumerate(zip(ours[: len(values)], leaves)):
+    for i, (s, t) in enumerate(zip(ours[: len(values)], leaves, strict=True)):
         expected = 0.0 if t.grad is None else t.grad.item()
         got = 0.0 if s.grad is None else s.grad
         assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), (

@@ -136,7 +136,7 @@ def test_derivatives_match_torch(name, fn, inputs, data):
         assert [grads.get(s.unique_id) for s in ours] == [0.0] * len(ours)
         return
     out.backward()
-    for i, (s, t) in enumerate(zip(ours, theirs)):
+    for i, (s, t) in enumerate(zip(ours, theirs, strict=True)):
         assert grads[s.unique_id] == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12), (
             f"the derivative of {name}{values} in argument {i}: {grads[s.unique_id]!r}, PyTorch's {t.grad.item()!r}"
         )

@@ -52,7 +52,7 @@ def test_step_keeps_the_same_parameter_objects(make):
     opt = SGD(model.parameters(), lr=0.1)
     model.loss().backward()
     opt.step()
-    assert all(p.value is v for p, v in zip(model.parameters(), before))
+    assert all(p.value is v for p, v in zip(model.parameters(), before, strict=True))
     assert value(model.w.value) == pytest.approx(1.0 - 0.1 * 3.0)
     assert value(model.b.value) == pytest.approx(2.0 - 0.1 * 4.0)
     assert model.w.value.requires_grad and model.w.value.history.last_fn is None  # still a leaf

@@ -103,7 +103,7 @@ def test_gradients_match_torch(name, fn, inputs, data):
         assert [s.grad for s in ours] == [0.0] * len(ours)
         return
     out.backward()
-    for s, t in zip(ours, theirs):
+    for s, t in zip(ours, theirs, strict=True):
         assert s.grad == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-12)
 
 

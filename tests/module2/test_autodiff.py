@@ -185,7 +185,7 @@ def compare_with_torch(torch, fn, inputs, torch_inputs, data):
     g = data.draw(tensors(out.backend, shape=out.shape))[1]
     out.backward(out.new_tensor(g))
     expected.backward(torch.tensor(g, dtype=torch.float64))
-    for x, t in zip(inputs, torch_inputs):
+    for x, t in zip(inputs, torch_inputs, strict=True):
         np.testing.assert_allclose(x.grad.to_numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 

@@ -60,7 +60,7 @@ def test_broadcast_index_for_every_element(pair):
             to_index(ordinal, big, big_index)
             broadcast_index(big_index, big, small, index)
             call = f"broadcast_index({big_index}, {big}, {small}, out)"
-            assert all(0 <= i < n for i, n in zip(index, small)), f"{call} gave {index}, outside {small}"
+            assert all(0 <= i < n for i, n in zip(index, small, strict=True)), f"{call} gave {index}, outside {small}"
             assert values[tuple(index)] == expected[tuple(big_index)], (
                 f"{call} gave {index}; numpy's broadcasting reads "
                 f"{tuple(np.argwhere(values == expected[tuple(big_index)])[0])}"

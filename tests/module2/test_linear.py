@@ -53,7 +53,7 @@ def test_init_is_uniform_within_one_over_sqrt_in(in_features, out_features):
 def test_init_is_seeded():
     values = lambda layer: [p.value.to_numpy() for p in layer.parameters()]  # noqa: E731
     a, b, c = Linear(2, 3, seed=1), Linear(2, 3, seed=1), Linear(2, 3, seed=2)
-    assert all(np.array_equal(x, y) for x, y in zip(values(a), values(b)))
+    assert all(np.array_equal(x, y) for x, y in zip(values(a), values(b), strict=True))
     assert not np.array_equal(values(a)[0], values(c)[0])
     rng = np.random.default_rng(0)  # one generator shared by two layers: each draws its own values
     first, second = Linear(2, 3, generator=rng), Linear(2, 3, generator=rng)

@@ -13,7 +13,7 @@ def test_the_same_seed_gives_the_same_rand():
     first = [torchlight.rand(2, 3).to_numpy(), torchlight.rand(4).to_numpy()]
     torchlight.manual_seed(3)
     again = [torchlight.rand(2, 3).to_numpy(), torchlight.rand(4).to_numpy()]
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0].reshape(-1)[:4], first[1])  # the draws go on, not restart
 
@@ -45,9 +45,9 @@ def test_the_same_seed_gives_the_same_linear_weights():
         return [p.value.to_numpy() for layer in layers for p in layer.parameters()]
 
     first, again, other = weights(7), weights(7), weights(8)
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
-    assert all(not np.array_equal(a, c) for a, c in zip(first, other))
+    assert all(not np.array_equal(a, c) for a, c in zip(first, other, strict=True))
     assert not np.array_equal(first[0], first[2])  # two layers made in a row get different weights
 
 

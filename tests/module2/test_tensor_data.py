@@ -39,7 +39,7 @@ def test_to_index_then_position_is_the_ordinal_for_contiguous_strides(shape):
     seen = set()
     for ordinal in range(int(np.prod(shape))):
         to_index(ordinal, np.array(shape, np.int64), index)
-        assert all(0 <= i < n for i, n in zip(index, shape))
+        assert all(0 <= i < n for i, n in zip(index, shape, strict=True))
         assert index_to_position(index, np.array(strides, np.int64)) == ordinal
         seen.add(tuple(index))
     assert len(seen) == int(np.prod(shape))

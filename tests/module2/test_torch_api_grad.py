@@ -117,7 +117,7 @@ TIES = [
 def test_gradient_conventions_at_ties(backend_name, name, fn, inputs, expected):
     xs = [leaf(x, backend_name) for x in inputs]
     fn(torchlight, *xs).sum().backward()
-    for x, want in zip(xs, expected):
+    for x, want in zip(xs, expected, strict=True):
         np.testing.assert_array_equal(x.grad.to_numpy(), np.array(want))
 
 
@@ -126,7 +126,7 @@ def test_gradient_conventions_at_ties_match_torch(name, fn, inputs, expected):
     torch = pytest.importorskip("torch")
     xs = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in inputs]
     fn(torch, *xs).sum().backward()
-    for x, want in zip(xs, expected):
+    for x, want in zip(xs, expected, strict=True):
         np.testing.assert_array_equal(x.grad.numpy(), np.array(want))
 
 

@@ -67,7 +67,7 @@ def test_network_shape_and_seeded_init():
     ]
     values = lambda n: [p.value.to_numpy() for p in n.parameters()]  # noqa: E731
     same, other = train_tensor.Network(5, "simple", seed=1), train_tensor.Network(5, "simple", seed=2)
-    assert all(np.array_equal(a, b) for a, b in zip(values(net), values(same)))
+    assert all(np.array_equal(a, b) for a, b in zip(values(net), values(same), strict=True))
     assert not np.array_equal(values(net)[0], values(other)[0])
 
 

@@ -159,7 +159,7 @@ def test_gradients_of_matmul_on_fast_match_simple():
         b = torchlight.tensor(b_values, backend=name, requires_grad=True)
         ((a @ b) ** 2).sum().backward()
         grads[name] = (a.grad.to_numpy(), b.grad.to_numpy())
-    for g_simple, g_fast in zip(grads["simple"], grads["fast"]):
+    for g_simple, g_fast in zip(grads["simple"], grads["fast"], strict=True):
         np.testing.assert_allclose(g_fast, g_simple, rtol=1e-12, atol=1e-12)
 
 

@@ -15,7 +15,9 @@ def test_fast_trains_exactly_as_simple_does():
     assert fast.backend == "fast" and simple.backend == "simple"
     # Only the matrix products add in another order (blocked, vectorized): rounding, nothing more.
     np.testing.assert_allclose(fast.losses, simple.losses, rtol=1e-12)
-    for (name, p_fast), (_, p_simple) in zip(fast.model.named_parameters(), simple.model.named_parameters()):
+    for (name, p_fast), (_, p_simple) in zip(
+        fast.model.named_parameters(), simple.model.named_parameters(), strict=True
+    ):
         np.testing.assert_allclose(
             p_fast.value.to_numpy(), p_simple.value.to_numpy(), rtol=1e-10, atol=1e-12, err_msg=name
         )

@@ -37,7 +37,7 @@ def _same_values_and_gradients(composed, fused, leaves):
         (out * weights).sum().backward()
         grads.append([x.grad.to_numpy() for x in leaves])
     np.testing.assert_allclose(composed(*leaves).to_numpy(), fused(*leaves).to_numpy(), rtol=1e-12, atol=1e-12)
-    for g_composed, g_fused in zip(*grads):
+    for g_composed, g_fused in zip(*grads, strict=True):
         np.testing.assert_allclose(g_composed, g_fused, rtol=1e-12, atol=1e-12)
 
 
@@ -89,5 +89,5 @@ def test_nn_linear_computes_the_same_either_way(backend_name, monkeypatch):
         # module 2 teaches on the simple backend: there the layer keeps the composed map
         assert out.grad_fn is (ops.Linear if fused and backend_name != "simple" else ops.Add)
         results[fused] = [out.to_numpy()] + [p.value.grad.to_numpy() for p in layer.parameters()]
-    for a, b in zip(results[True], results[False]):
+    for a, b in zip(results[True], results[False], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -13,12 +13,12 @@ def pad(x: np.ndarray, padding: tuple, value: float = 0.0) -> np.ndarray:
 
 
 def out_sizes(sizes, kernel, stride, padding) -> tuple:
-    return tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(sizes, kernel, stride, padding))
+    return tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(sizes, kernel, stride, padding, strict=True))
 
 
 def window(xp: np.ndarray, position: tuple, kernel: tuple, stride: tuple) -> np.ndarray:
     """The window of padded xp (N, C, *sizes) at output ``position``: (N, C, *kernel)."""
-    index = tuple(slice(q * s, q * s + k) for q, k, s in zip(position, kernel, stride))
+    index = tuple(slice(q * s, q * s + k) for q, k, s in zip(position, kernel, stride, strict=True))
     return xp[(slice(None), slice(None)) + index]
 
 
@@ -66,11 +66,11 @@ def fold(cols, output_size, kernel, stride, padding) -> np.ndarray:
     """Columns (N, C * K, L) added onto their windows of an (N, C, *output_size) array (fold)."""
     n, rows, _ = cols.shape
     c = rows // int(np.prod(kernel))
-    xp = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(output_size, padding)))
+    xp = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(output_size, padding, strict=True)))
     sizes = out_sizes(output_size, kernel, stride, padding)
     for column, q in enumerate(itertools.product(*map(range, sizes))):
         window(xp, q, kernel, stride)[...] += cols[:, :, column].reshape((n, c) + tuple(kernel))
-    inner = tuple(slice(p, p + s) for p, s in zip(padding, output_size))
+    inner = tuple(slice(p, p + s) for p, s in zip(padding, output_size, strict=True))
     return xp[(slice(None), slice(None)) + inner]
 
 

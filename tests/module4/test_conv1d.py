@@ -71,7 +71,7 @@ def test_conv1d_values_and_gradients_match_torch(backend_name, case):
     g = np.random.default_rng(2).standard_normal(out.shape)
     out.backward(torchlight.tensor(g, backend=backend_name))
     tout.backward(torch.tensor(g))
-    for t, tt in zip(leaves, tleaves):
+    for t, tt in zip(leaves, tleaves, strict=True):
         np.testing.assert_allclose(t.grad.to_numpy(), tt.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 

@@ -78,7 +78,7 @@ def test_conv2d_values_and_gradients_match_torch(backend_name, case):
     g = np.random.default_rng(2).standard_normal(out.shape)
     out.backward(torchlight.tensor(g, backend=backend_name))
     tout.backward(torch.tensor(g))
-    for t, tt in zip(leaves, tleaves):
+    for t, tt in zip(leaves, tleaves, strict=True):
         np.testing.assert_allclose(t.grad.to_numpy(), tt.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
@@ -169,7 +169,7 @@ def test_unfold_and_fold_2d_match_torch(backend_name, kernel, stride, padding):
 )
 def test_fold_is_the_adjoint_of_unfold(backend_name, c, size, kernel, stride, padding, seed):
     """<unfold(x), y> = <x, fold(y)> for all x, y: fold is unfold's transpose, hence its backward."""
-    if any(k > n + 2 * p for k, n, p in zip(kernel, size, padding)):
+    if any(k > n + 2 * p for k, n, p in zip(kernel, size, padding, strict=True)):
         return
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, c) + size)

@@ -30,7 +30,7 @@ class Case:
     def arrays(self, seed: int = 0):
         rng = np.random.default_rng(seed)
         kinds = list(self.kinds) + ["any"] * (len(self.shapes) - len(self.kinds))
-        return [_values(rng, shape, kind) for shape, kind in zip(self.shapes, kinds)]
+        return [_values(rng, shape, kind) for shape, kind in zip(self.shapes, kinds, strict=True)]
 
     def tensors(self, seed: int = 0, requires_grad: bool = True):
         return [torchlight.tensor(a, requires_grad=requires_grad) for a in self.arrays(seed)]

@@ -87,13 +87,13 @@ def test_second_derivatives_match_torch(backend_name, name, torch):
     firsts = grad(out, leaves, out.new_tensor(v), create_graph=True)
     tfirsts = torch.autograd.grad(tout, tleaves, torch.tensor(v), create_graph=True)
     us = [np.random.default_rng(2 + i).standard_normal(a.shape) for i, a in enumerate(arrays)]
-    live = [(g, u) for g, u in zip(firsts, us) if g.requires_grad]  # the bias's gradient is constant
-    tlive = [(g, u) for g, u in zip(tfirsts, us) if g.requires_grad]
+    live = [(g, u) for g, u in zip(firsts, us, strict=True) if g.requires_grad]  # the bias's gradient is constant
+    tlive = [(g, u) for g, u in zip(tfirsts, us, strict=True) if g.requires_grad]
     seconds = grad([g for g, _ in live], leaves, [g.new_tensor(u) for g, u in live], allow_unused=True)
     tseconds = torch.autograd.grad(
         [g for g, _ in tlive], tleaves, [torch.tensor(u) for _, u in tlive], allow_unused=True
     )
-    for s, ts in zip(seconds, tseconds):
+    for s, ts in zip(seconds, tseconds, strict=True):
         assert_close(s, ts)
 
 

@@ -49,11 +49,11 @@ def test_second_derivatives_match_torch(torch, case):
     v = rng.standard_normal(out.shape)
     firsts = grad(out, xs, out.new_tensor(v), create_graph=True, allow_unused=True)
     tfirsts = torch.autograd.grad(tout, txs, torch.tensor(v), create_graph=True, allow_unused=True)
-    for g, tg in zip(firsts, tfirsts):
+    for g, tg in zip(firsts, tfirsts, strict=True):
         assert_close(g, tg)
     ws = [rng.standard_normal(x.shape) for x in xs]
-    live = [(g, w) for g, w in zip(firsts, ws) if g is not None and g.requires_grad]
-    tlive = [(g, w) for g, w in zip(tfirsts, ws) if g is not None and g.requires_grad]
+    live = [(g, w) for g, w in zip(firsts, ws, strict=True) if g is not None and g.requires_grad]
+    tlive = [(g, w) for g, w in zip(tfirsts, ws, strict=True) if g is not None and g.requires_grad]
     seconds = (
         grad([g for g, _ in live], xs, [g.new_tensor(w) for g, w in live], allow_unused=True)
         if live
@@ -64,7 +64,7 @@ def test_second_derivatives_match_torch(torch, case):
         if tlive
         else [None] * len(xs)
     )
-    for g2, tg2 in zip(seconds, tseconds):
+    for g2, tg2 in zip(seconds, tseconds, strict=True):
         assert_close(g2, tg2, atol=1e-9)
 
 

@@ -33,7 +33,7 @@ def tangents_for(case, seed=1):
 def forward_jvp(fn, xs, ts):
     """J @ t by forward mode: the output's tangent (as numpy, zeros if it has none)."""
     with fwad.dual_level():
-        out = fn(*[fwad.make_dual(x, x.new_tensor(t)) for x, t in zip(xs, ts)])
+        out = fn(*[fwad.make_dual(x, x.new_tensor(t)) for x, t in zip(xs, ts, strict=True)])
         tangent = fwad.unpack_dual(out).tangent
         return out.to_numpy(), (np.zeros(out.shape) if tangent is None else tangent.to_numpy())
 
@@ -46,7 +46,7 @@ def reverse_jvp(fn, xs, ts):
         onehot = np.zeros(out.numel())
         onehot[k] = 1.0
         rows = grad(out, xs, out.new_tensor(onehot.reshape(out.shape)), retain_graph=True, allow_unused=True)
-        flat[k] = sum(0.0 if r is None else float(np.sum(r.to_numpy() * t)) for r, t in zip(rows, ts))
+        flat[k] = sum(0.0 if r is None else float(np.sum(r.to_numpy() * t)) for r, t in zip(rows, ts, strict=True))
     return flat.reshape(out.shape)
 
 
@@ -425,7 +425,7 @@ def test_functional_with_several_inputs_and_outputs(torch):
         tuple(torch.tensor(z) for z in (ta_, tb_)),
     )
     assert isinstance(jvps, tuple) and len(jvps) == 2
-    for mine, theirs in zip(jvps, tjvps):
+    for mine, theirs in zip(jvps, tjvps, strict=True):
         assert_close(mine, theirs)
     _, vjps = functional.vjp(lambda x, y: x * y, (torchlight.tensor(a), torchlight.tensor(b)), torchlight.tensor(ta_))
     assert np.allclose(vjps[0].to_numpy(), ta_ * b) and np.allclose(vjps[1].to_numpy(), ta_ * a)

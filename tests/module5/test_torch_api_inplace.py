@@ -52,7 +52,7 @@ def test_gradients_through_in_place_operators_match_torch():
         x /= b + 3.0
         x.sin().sum().backward()
         results.append([x.detach().numpy().copy(), a.grad.numpy().copy(), b.grad.numpy().copy()])
-    for ours, theirs in zip(*results):
+    for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
 
 
@@ -97,7 +97,7 @@ def test_copy_writes_values_and_passes_gradients_like_torch():
         assert out is x
         (x * a).sum().backward()
         results.append([x.detach().numpy().copy(), a.grad.numpy().copy(), b.grad.numpy().copy()])
-    for ours, theirs in zip(*results):
+    for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
 
 
