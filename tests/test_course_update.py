@@ -129,13 +129,21 @@ def _student_with_work(editions, tmp_path) -> Path:
     return student
 
 
+def _state(student):
+    """What the update's folder holds (an edition comes with its record, edition.json)."""
+    return sorted(p.name for p in (student / STATE).iterdir())
+
+
 def test_an_untouched_edition_becomes_the_new_edition(course, editions, tmp_path):
     student = tmp_path / "student"
     shutil.copytree(editions / "0.1", student)
     said = []
     assert update(course, student, "0.2", say=said.append) == 0, said[0]
     after = _snapshot(student)
-    assert {p: h for p, h in after.items() if not p.startswith(STATE)} == _snapshot(editions / "0.2")
+    # the new edition's files, its record of which edition it is included; besides, only the
+    # update's own folder (the kept base, the backup)
+    record = f"{STATE}/edition.json"
+    assert {p: h for p, h in after.items() if not p.startswith(STATE) or p == record} == _snapshot(editions / "0.2")
     assert "stage 0.2: 8 regions now hold the reference's code" in said[0]
 
 
@@ -198,7 +206,7 @@ def test_a_dry_run_says_what_would_change_and_writes_nothing(course, editions, t
     assert code == 1
     assert out.startswith("Dry run: updating ")
     assert "stage 0.2: 7 regions now hold the reference's code" in out and "(a dry run: nothing was written)" in out
-    assert _snapshot(student) == before and not (student / STATE).exists()
+    assert _snapshot(student) == before and _state(student) == ["edition.json"]  # the edition's own record alone
 
 
 def test_update_refuses_what_is_not_a_student_edition(course, tmp_path):
@@ -215,9 +223,10 @@ def _git(cwd, *args):
 @pytest.mark.skipif(GIT is None, reason="needs git")
 def test_fixed_editions_into_a_git_repository(tmp_path, capsys):
     """The reference changes a docstring next to a region and a test; the student has written 0.2 and
-    changed a line outside the regions. Their first commit is the edition they had, so each side's
-    change is taken without a conflict; after that, the commit the update recorded lets an update
-    from a fresh clone make that edition again. A dirty working tree is refused unless --force."""
+    changed a line outside the regions. The edition records the reference's commit it was made from,
+    so the update makes the edition they had again and takes each side's change without a conflict;
+    after that, the commit the update recorded does the same for an update from a fresh clone. A
+    dirty working tree is refused unless --force."""
     root = _course(tmp_path)
     _git(root, "init", "-q")
     _git(root, "add", "-A")
@@ -233,7 +242,7 @@ def test_fixed_editions_into_a_git_repository(tmp_path, capsys):
     args = ["--source", str(root), "update", str(student)]
     assert main(args) == 2
     assert "uncommitted changes (torchlight/ops.py)" in capsys.readouterr().err
-    assert not (student / STATE).exists()
+    assert _state(student) == ["edition.json"]  # the edition's own record alone: nothing written
     _git(student, "commit", "-qam", "my work")
 
     # a fixed edition: a new docstring for triple, a test changed
@@ -244,7 +253,8 @@ def test_fixed_editions_into_a_git_repository(tmp_path, capsys):
     _git(root, "commit", "-qam", "v2")
     assert main(args) == 0
     said = capsys.readouterr().out
-    assert "compared with the edition you had: the first commit" in said and "conflict" not in said
+    assert "compared with the edition you had: made again from the reference at the commit" in said
+    assert "conflict" not in said
     assert "stage 0.2: your code kept in 1 region" in said
     new = ops.read_text()
     assert '"""Module 0: my notes."""' in new and '"""3 x, for a number x (fixed)"""' in new

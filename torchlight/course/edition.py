@@ -53,6 +53,7 @@ EXCLUDED = (
 
 # Written from the templates in edition_files/ rather than copied from the course.
 _REPLACED = ("README.md", "Makefile", ".ci/run")
+UPDATE_STATE = ".torchlight-update"  # course update's folder in a student's repository
 _TEMPLATES = Path(__file__).resolve().parent / "edition_files"
 
 # make demo trains module 4's network: it waits for the stages of modules 0 to 4 that run on a CPU.
@@ -108,6 +109,23 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
     return Edition(out, written, [s for s in staged if not solved(s)], [s for s in staged if solved(s)])
 
 
+def edition_record(solved_through: Optional[str], commit: Optional[str]) -> str:
+    """The text of ``.torchlight-update/edition.json``: the stages solved and the reference's commit."""
+    return json.dumps({"solved_through": solved_through, "source_commit": commit}, indent=1) + "\n"
+
+
+def source_commit(root: Path) -> Optional[str]:
+    """The reference's commit, when its working tree is clean (so that the commit is what was rendered)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root, capture_output=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True)
+    except OSError:
+        return None
+    if head.returncode or dirty.returncode or dirty.stdout.strip():
+        return None
+    return head.stdout.decode().strip() or None
+
+
 def _remove_partial(out: Path, keep_folder: bool) -> None:
     """Remove a partly written edition: ``out``'s contents, and ``out`` unless it was there before."""
     if keep_folder:
@@ -140,6 +158,12 @@ def _write_files(course: Course, out: Path, solved, solved_through: Optional[str
         shutil.copymode(source, target)  # scripts stay executable
         written += 1
     written += _student_files(course, out, solved_through)
+    # Which edition this is, for `course update` (update.py): with it, an update made from a fresh
+    # clone of the student's repository can make this edition again and merge against it.
+    record = out / UPDATE_STATE / "edition.json"
+    record.parent.mkdir(exist_ok=True)
+    record.write_text(edition_record(solved_through, source_commit(course.root)), encoding="utf-8")
+    written += 1
     _check_no_markers(out)
     if git:
         _git_init(out)

@@ -12,8 +12,9 @@ its reference answers), or with fixes. :func:`update` carries a student's reposi
   none. In a notebook, the student's cells are matched to the edition's by the same means.
 - **Everything else** is merged line by line (cell by cell in a notebook) against the edition
   the student last received, when that is known: ``.torchlight-update/base/``, the copy every
-  update keeps; else the edition ``.torchlight-update/edition.json`` names, made again from the
-  reference at the commit recorded there; else, in a git repository, its first commit. A change
+  update keeps; else the edition ``.torchlight-update/edition.json`` names (every edition comes
+  with one, and each update rewrites it), made again from the reference at the commit recorded
+  there; else, in a git repository, its first commit. A change
   on one side only is taken, a change on both is a conflict. When it is not known, every
   difference is a conflict except lines the student added to a file with regions, which are
   kept. A conflict puts the edition's text in place (both, when both sides only added lines) and
@@ -39,13 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
-from .edition import write_edition
+from .edition import UPDATE_STATE, edition_record, source_commit, write_edition
 from .source import Course, list_files
 from .tasks import Task
 
 __all__ = ["UpdateError", "update"]
 
-STATE = ".torchlight-update"  # the update's folder in the student's repository
+STATE = UPDATE_STATE  # the update's folder in the student's repository
 _SENTINEL = re.compile(r"^\x00region (\d+)\x00$")
 _MAGIC = re.compile(r"^\s*[%!]")
 _SOLVED_LINE = re.compile(r"^.*Stages up to \d+\.\d+ come solved.*\n?", re.MULTILINE)
@@ -597,7 +598,11 @@ def _plan(
     solved: Callable[[str], bool],
     report: _Report,
 ) -> List[_Change]:
-    new_files = sorted(p.relative_to(edition).as_posix() for p in edition.rglob("*") if p.is_file())
+    new_files = sorted(
+        rel
+        for p in edition.rglob("*")
+        if p.is_file() and not (rel := p.relative_to(edition).as_posix()).startswith(STATE + "/")
+    )  # (the update's own folder is not merged: _keep_base writes it)
     mine_files = [p for p in list_files(student) if not p.startswith(STATE + "/")]
     changes: List[_Change] = []
     marked = set(course.marked_files)
@@ -718,18 +723,6 @@ def _in_git(student: Path) -> Optional[Path]:
 
 def _files(root: Path) -> Dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def _source_commit(root: Path) -> Optional[str]:
-    """The reference's commit, when its working tree is clean (so that the commit is what was rendered)."""
-    try:
-        head = _git(["rev-parse", "--verify", "-q", "HEAD"], root)
-        dirty = _git(["status", "--porcelain", "--untracked-files=no"], root)
-    except OSError:
-        return None
-    if head.returncode or dirty.returncode or dirty.stdout.strip():
-        return None
-    return head.stdout.decode().strip() or None
 
 
 def _rebuild(course: Course, record: dict) -> Optional[Dict[str, bytes]]:
@@ -854,7 +847,7 @@ def update(
                 if change.mode_from is not None and change.mode_from.exists() and change.mode_from != target:
                     shutil.copymode(change.mode_from, target)
             (backup / "REPORT.md").write_text(text + "\n", encoding="utf-8")
-        _keep_base(student, edition, solved_through, _source_commit(course.root))
+        _keep_base(student, edition, solved_through, source_commit(course.root))
     return 1 if report.conflicts else 0
 
 
@@ -867,7 +860,7 @@ def _keep_base(student: Path, edition: Path, solved_through: Optional[str], comm
     ignore = state / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# the edition as you last received it: what the next update compares with\nbase/\n")
-    record = json.dumps({"solved_through": solved_through, "source_commit": commit}, indent=1) + "\n"
+    record = edition_record(solved_through, commit)
     if not (state / "edition.json").is_file() or (state / "edition.json").read_text(encoding="utf-8") != record:
         (state / "edition.json").write_text(record, encoding="utf-8")
     base = state / "base"
