@@ -597,9 +597,10 @@ def _matmul_kernel() -> Any:
 # the copy (neighbouring threads take neighbouring q) writes to 16 different banks.
 #
 # Each output is summed as in stage 3.5's kernel and the simple backend: from 0.0, in order of q,
-# one multiply-add at a time (the tiles' zeros past the edge of k add +0.0, which changes no
-# sum). So this kernel equals stage 3.5's to the bit, on a GPU (where both fuse each multiply-add)
-# as in the simulator (where both also equal simple's).
+# one multiply-add at a time (the tiles' zeros past the edge of k add 0.0 * 0.0, which changes no
+# sum: x + 0.0 is x except for x = -0.0, which a sum from +0.0 never is). So this kernel equals
+# stage 3.5's to the bit, on a GPU (where both compile each step to one fused multiply-add:
+# benchmarks/cuda.py --ptx checks it) as in the simulator (where both also equal simple's).
 #
 # It takes over only large products (REGISTER_TILES_FROM), and only once stage 3.5 is written: in
 # a student edition with 3.5 unwritten every product raises 3.5's stub, whichever kernel it would
