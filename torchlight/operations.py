@@ -28,7 +28,7 @@ __all__ = [
     "abs", "add", "allclose", "argmax", "argmin", "bmm", "cat", "clamp", "clip", "concat", "concatenate",
     "cos", "div", "enable_grad", "exp", "flatten", "inference_mode", "is_grad_enabled", "is_tensor",
     "isclose", "log", "log_softmax", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul",
-    "neg", "no_grad", "numel", "permute", "pow", "relu", "reshape", "set_grad_enabled", "sigmoid", "sin",
+    "neg", "no_grad", "norm", "numel", "permute", "pow", "relu", "reshape", "set_grad_enabled", "sigmoid", "sin",
     "softmax", "sqrt", "squeeze", "stack", "std", "sub", "sum", "t", "tanh", "transpose", "unsqueeze",
     "var", "where",
 ]  # fmt: skip
@@ -255,6 +255,13 @@ def std(
 ) -> Tensor:
     """The standard deviation over dim (from the variance divided by n - 1 by default)."""
     return _out(_input(input, "std").std(dim, unbiased, keepdim, correction=correction), out, "std")
+
+
+def norm(
+    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, out: Optional[Tensor] = None
+) -> Tensor:
+    """The p-norm of input over dim (all elements by default): ``input.norm(p, dim, keepdim)``."""
+    return _out(_input(input, "norm").norm(p, dim, keepdim), out, "norm")
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None, *, out: Optional[Tensor] = None) -> Tensor:

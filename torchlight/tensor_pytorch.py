@@ -458,6 +458,10 @@ class PyTorchNames(_Methods):
         """The standard deviation over ``dim`` (the square root of ``var``)."""
         return S.std(self, dim, unbiased, keepdim, correction=correction)
 
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> "Tensor":
+        """The p-norm over ``dim`` (all elements by default): 2 (``"fro"``), 1, inf, ... as PyTorch."""
+        return S.norm(self, p, dim, keepdim)
+
     def all(self, dim: Optional[int] = None) -> "Tensor":
         """1.0 where every element (along ``dim``) is non-zero, else 0.0 (no gradient)."""
         dims = self._dims(dim)

@@ -1,8 +1,8 @@
 """Module 2 (beyond the stages): reductions composed of sum and max: ``min``, ``argmax``,
-``argmin``, ``var``, ``std`` and ``any``.
+``argmin``, ``var``, ``std``, ``norm`` and ``any``.
 
 Each is a few tensor operations, so its gradient (where it has one) is theirs, to any order; only
-``std`` adds a Function, for the square root's gradient where the spread is 0. ``min`` is
+``std`` and ``norm`` add a Function, for the root's gradient where the spread or the norm is 0. ``min`` is
 ``-max(-x)``: the gradient of a minimum shared by ties is split evenly among them, as ``max``'s is
 (and as PyTorch's).
 """
@@ -21,7 +21,7 @@ from .selection import where
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-__all__ = ["any", "argmax", "argmin", "min", "std", "var"]
+__all__ = ["any", "argmax", "argmin", "min", "norm", "std", "var"]
 
 # What ``min(dim)`` returns, as PyTorch's ``torch.return_types.min``.
 MinResult = namedtuple("min", ["values", "indices"])  # type: ignore[name-match]
@@ -87,6 +87,52 @@ class _Root(Function):
     def backward(ctx: Context, g: Tensor) -> Tensor:
         (out,) = ctx.saved_tensors
         return where(out == 0.0, 0.0, g / (2.0 * out))
+
+
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The p-norm over ``dim`` (all elements by default), as PyTorch's ``Tensor.norm``: ``"fro"``
+    and 2 the square root of the sum of squares, 1 the sum of absolute values, ``inf`` (``-inf``)
+    the largest (smallest) absolute value, 0 the number of non-zero elements, another number p
+    ``sum(|x|**p) ** (1/p)``. As in PyTorch, the gradient at a norm of 0 is 0, and that of
+    ``inf`` is shared evenly among the elements tied for the largest."""
+    if isinstance(p, str):
+        if p != "fro":
+            raise NotImplementedError(f"norm(): p={p!r} is not supported by torchlight (only numbers and 'fro')")
+        p = 2
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"norm(): argument 'p' must be a number or 'fro', not {type(p).__name__}")
+    dims = x._dims(dim)
+    a = x.abs()
+    if p in (float("inf"), float("-inf")):
+        values = a.detach().to_numpy()
+        reduce = np.amax if p > 0 else np.amin
+        extreme = x._constant(reduce(values, axis=dims, keepdims=True) if values.size else np.zeros(()))
+        ties = a.detach() == extreme  # the gradient is shared among them
+        return (a * ties).sum(dims, keepdim) / ties.sum(dims, keepdim)
+    if p == 0:
+        # a count, whose gradient is 0 (it is still in the graph, as PyTorch's is)
+        return (x.detach() != 0.0).sum(dims, keepdim) + (x * 0.0).sum(dims, keepdim)
+    if p == 1:
+        return a.sum(dims, keepdim)
+    if p == 2:
+        return _Root.apply((x * x).sum(dims, keepdim))
+    return _RootP.apply((a**p).sum(dims, keepdim), float(p))
+
+
+class _RootP(Function):
+    """``s ** (1/p)`` of a sum of p-th powers, whose gradient is 0 where s is 0, as PyTorch's norm."""
+
+    @staticmethod
+    def forward(ctx: Context, s: Tensor, p: float) -> Tensor:
+        out = s ** (1.0 / p)
+        ctx.save_for_backward(s, out)
+        ctx.p = p
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> Any:
+        s, out = ctx.saved_tensors
+        return where(s == 0.0, 0.0, g * out / (ctx.p * s)), None
 
 
 def any(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
