@@ -175,16 +175,20 @@ def _course(tmp_path, *, ops=None, tests=None) -> Path:
         or textwrap.dedent(
             """\
             import pytest
+
             from torchlight import ops
+
 
             @pytest.mark.task0_1
             @pytest.mark.parametrize("x", [0, 1, 5])
             def test_double(x):
                 assert ops.double(x) == x + x
 
+
             @pytest.mark.task0_2
             def test_triple():
                 assert ops.triple(2) == 6
+
 
             @pytest.mark.task0_2
             def test_triple_checks_its_input():

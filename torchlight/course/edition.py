@@ -192,7 +192,7 @@ def student_commands(course: Course) -> List[Tuple[str, str]]:
         ("make grade", "the whole course: every stage and its state"),
         ("make notebook", "the course's notebooks in JupyterLab (installed into .venv the first time)"),
         ("make test", "every test of the course: red until the course is done"),
-        ("make lint", "ruff and mypy on torchlight/: the edition comes clean, keep it so"),
+        ("make lint", "ruff on torchlight/, tests/ and benchmarks/, mypy on torchlight/: it comes clean, keep it so"),
     ]
     if demo is not None:
         commands.append(("make demo", f"module {_DEMO_MODULE}'s network, trained once the stages it needs are written"))

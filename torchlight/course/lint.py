@@ -1,7 +1,10 @@
 """Course tooling: linting a student edition as its own ``make lint`` does.
 
 A fresh edition must pass its own lint: ``ruff check`` and ``ruff format --check`` on
-``torchlight/`` with the edition's configuration (the repository's ``pyproject.toml``), and mypy.
+``torchlight/``, ``tests/`` and ``benchmarks/`` with the edition's configuration (the repository's
+``pyproject.toml``), and mypy on ``torchlight/``. ``project/`` is left out: its training loops hold
+stages whose stubs leave names that only the solution assigns (the loss, read after the step),
+which ruff reports until the student writes the stage.
 Two things can break it that the reference's lint never sees: a stub laid out otherwise than ruff
 formats it (the renderer lays them out as ruff does: :func:`~torchlight.course.markers.raise_statement`),
 and library code around a region that reads a name only the region assigns (F821), or assigns a
@@ -19,24 +22,26 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence
 
-__all__ = ["LINTED", "lint_edition"]
+__all__ = ["LINTED", "TYPED", "lint_edition"]
 
-# What the edition's `make lint` checks.
-LINTED = ("torchlight",)
+# What the edition's `make lint` checks (edition_files/Makefile): ruff on LINTED, mypy on TYPED.
+LINTED = ("torchlight", "tests", "benchmarks")
+TYPED = ("torchlight",)
 
 
 def lint_edition(path: Path, mypy: bool = True) -> List[str]:
     """The problems ruff (and, with ``mypy``, mypy) finds in the edition at ``path``; [] when clean."""
     path = Path(path)
-    problems = _run(path, "ruff check", ["ruff", "check", "--no-cache", "--output-format", "concise", *LINTED])
-    check_format = ["ruff", "format", "--no-cache", "--check", "--output-format", "concise", *LINTED]
+    linted = [name for name in LINTED if (path / name).exists()]  # (the Makefile's $(wildcard ...))
+    problems = _run(path, "ruff check", ["ruff", "check", "--no-cache", "--output-format", "concise", *linted])
+    check_format = ["ruff", "format", "--no-cache", "--check", "--output-format", "concise", *linted]
     found = _run(path, "ruff format --check", check_format)
     if any("unexpected argument" in line for line in found):  # a ruff before --output-format here
         found = _run(path, "ruff format --check", [a for a in check_format if a not in ("--output-format", "concise")])
     problems += found
     if mypy:
         with tempfile.TemporaryDirectory() as cache:  # nothing written into the edition
-            problems += _run(path, "mypy", ["mypy", "--cache-dir", cache, "--no-error-summary", *LINTED])
+            problems += _run(path, "mypy", ["mypy", "--cache-dir", cache, "--no-error-summary", *TYPED])
     return problems
 
 
