@@ -292,6 +292,7 @@ def test_the_student_edition(tmp_path):
     assert files == [
         ".ci/run",
         ".gitignore",
+        ".torchlight-update/edition.json",  # which edition this is, for course update
         "Makefile",
         "README.md",
         "notebooks/module0_basics.ipynb",
@@ -302,6 +303,8 @@ def test_the_student_edition(tmp_path):
         *sorted(f"torchlight/grading/{p.name}" for p in Path(grading.__file__).parent.glob("*.py")),
         "torchlight/ops.py",
     ]  # no course package, no instructors' notes
+    record = json.loads((out / ".torchlight-update" / "edition.json").read_text())
+    assert record == {"solved_through": None, "source_commit": None}  # (the tiny course is no git checkout)
     ops = (out / "torchlight" / "ops.py").read_text()
     assert "SOLUTION" not in ops and "2 * x" not in ops and "3 * x" not in ops
     # stubs laid out as ruff formats them (line length 88 here: no pyproject.toml)
