@@ -145,6 +145,11 @@ def test_make_grid_lays_out_a_batch_as_torchvision():
     assert one.shape == (3, 4, 3) and one.min() == 0.0 and one.max() == 1.0
 
 
+def test_models_say_why_they_are_missing():
+    with pytest.raises(ImportError, match="torchvision.models is not in torchlight's torchvision shim"):
+        importlib.import_module("torchlight.compat._shim.torchvision.models")
+
+
 def test_mps_is_never_available():
     assert torchlight.backends.mps.is_available() is False
     assert torchlight.backends.mps.is_built() is False
