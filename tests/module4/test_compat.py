@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import torchlight
+import torchlight.nn.functional as F
 from torchlight import compat
 from torchlight.compat import standins
 from torchlight.datasets.digits import Digits
@@ -78,7 +79,7 @@ def test_fashion_mnist_is_a_stand_in_without_its_files(no_limit, tmp_path):
     hot = datasets.FashionMNIST(
         root=str(tmp_path),
         transform=transforms.ToTensor(),
-        target_transform=transforms.Lambda(lambda y: torchlight.zeros(10).scatter_(0, torchlight.tensor(y), value=1)),
+        target_transform=transforms.Lambda(lambda y: F.one_hot(torchlight.tensor(y), 10).float()),
     )
     x, y = hot[3]
     assert x.shape == (1, 28, 28) and 0.0 <= x.min().item() and x.max().item() <= 1.0
@@ -178,7 +179,7 @@ PROGRAM = """
     accelerated = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
     print("devices", device, accelerated)
 
-    one_hot = Lambda(lambda y: torch.zeros(10, dtype=torch.float).scatter_(0, torch.tensor(y), value=1))
+    one_hot = Lambda(lambda y: F.one_hot(torch.tensor(y), num_classes=10).float())  # (scatter_ is module 5's)
     data = datasets.FashionMNIST(root="data", train=True, download=True, transform=ToTensor(), target_transform=one_hot)
     loader = DataLoader(data, batch_size=64, shuffle=True)
     X, y = next(iter(loader))

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..autograd.function import Context, Function
 from ..tensor_data import prod
+from .elementwise import save
 from .selection import where
 
 if TYPE_CHECKING:
@@ -80,13 +81,18 @@ class _Root(Function):
     @staticmethod
     def forward(ctx: Context, v: Tensor) -> Tensor:
         out = v.sqrt()
-        ctx.save_for_backward(out)
+        save(ctx, out)
         return out
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tensor:
         (out,) = ctx.saved_tensors
         return where(out == 0.0, 0.0, g / (2.0 * out))
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor) -> Tensor:
+        (out,) = ctx.saved_tensors
+        return where(out == 0.0, 0.0, t / (2.0 * out))
 
 
 def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -125,7 +131,7 @@ class _RootP(Function):
     @staticmethod
     def forward(ctx: Context, s: Tensor, p: float) -> Tensor:
         out = s ** (1.0 / p)
-        ctx.save_for_backward(s, out)
+        save(ctx, s, out)
         ctx.p = p
         return out
 
@@ -133,6 +139,11 @@ class _RootP(Function):
     def backward(ctx: Context, g: Tensor) -> Any:
         s, out = ctx.saved_tensors
         return where(s == 0.0, 0.0, g * out / (ctx.p * s)), None
+
+    @staticmethod
+    def jvp(ctx: Context, t: Tensor, t_p: None = None) -> Tensor:
+        s, out = ctx.saved_tensors
+        return where(s == 0.0, 0.0, t * out / (ctx.p * s))
 
 
 def any(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
