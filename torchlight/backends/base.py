@@ -20,6 +20,10 @@ and, for module 4's convolutions (``TensorBackend.unfold`` and ``fold`` say what
 - ``fold1d_kernel(out, out_shape, out_strides, cols, cols_shape, cols_strides, kernel, stride,
   padding)`` and ``fold2d_kernel(...)``: each column of ``cols`` added back onto its window in ``out``.
 
+A kernel set may also offer kernels that fuse several operations of a later module's op, found by
+name with ``TensorBackend.fused_kernel`` (the fast backend's max pooling and cross-entropy:
+``fast_nn.py``, used by ``ops/fused_nn.py``); a backend without them runs the op's composed version.
+
 Every storage is a 1-D float64 numpy array that starts at the tensor's first element; shapes and
 strides are 1-D int64 numpy arrays. A kernel set that keeps storage elsewhere (cuda: in the GPU's
 memory) says so with ``storage_type`` (its arrays' class) and provides ``empty(shape)``,
@@ -258,6 +262,12 @@ class TensorBackend:
                 "move the tensors to a backend that has, e.g. .to('fast')"
             )
         return kernel
+
+    def fused_kernel(self, name: str) -> Optional[Callable]:
+        """The kernel set's member ``name``, a kernel that does the work of several operations at
+        once (module 4's ``ops/fused_nn.py`` asks for its own), or None where this backend has none:
+        the operation then runs its composed version."""
+        return getattr(self.kernels, name, None)
 
     def _as_3d(self, data: TensorData, batch: tuple) -> TensorData:
         """``data`` (..., r, c) as a 3-D view (batch, r, c), copying only if its strides demand it."""

@@ -39,6 +39,13 @@ from . import fast_cache, fast_math, fast_parallel, memory  # noqa: F401  (memor
 from .base import TensorBackend
 from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
+from .fast_nn import (  # noqa: F401  (module 4's fused max pooling and cross-entropy: ops/fused_nn.py)
+    cross_entropy_back_kernel,
+    cross_entropy_kernel,
+    max_pool2d_blocks_kernel,
+    window_gather_kernel,
+    window_scatter_kernel,
+)
 
 # Tensors with fewer elements than this run serially. Measured (benchmarks/threshold.py, 2 idle
 # cores): threads pay from about 65,000 elements for a zip of additions, from about 5,000 for a

@@ -9,6 +9,10 @@ Stage 4.4 writes the numerically stable softmax family (``logsumexp``, ``softmax
 ``cross_entropy``. The argument checks around them are given: a loss checks shapes, class indices
 and ``reduction`` before computing anything.
 
+Speed (module 4's, not a stage's): ``max_pool2d`` here and ``cross_entropy`` of scores (N, C) take
+one-kernel paths where the backend has them (``ops/fused_nn.py``; the fast backend), with the
+taught code's values; everywhere else, and on other backends, the taught code runs.
+
 Names, arguments and results follow PyTorch. Deviations: ``mse_loss`` raises for a target of
 another shape (PyTorch warns and broadcasts); class indices are whole-number float tensors (or
 lists/arrays of ints), since torchlight holds float64 only; a loss's ``weight`` is a constant
@@ -35,7 +39,8 @@ from ..ops.adaptive_pooling import (
     adaptive_max_pool3d,
 )
 from ..ops.conv import conv1d, conv2d
-from ..ops.pooling import avg_pool2d, max_pool2d, tile
+from ..ops.fused_nn import cross_entropy_rows, max_pool2d, raise_if_stub  # (the fused paths: module 4's speed)
+from ..ops.pooling import avg_pool2d, tile
 from ..ops.selection import where
 from ..tensor import Tensor, _check_flag
 from ..tensor_data import check_storage, normalize_dim
@@ -422,8 +427,8 @@ def cross_entropy(
         total = _total(float(input.numel() // n_classes))
     else:  # class indices
         indices = _class_indices(input, target, cdim, ignore_index, "cross_entropy")
-        picks = _picks(input, indices, cdim, weights, ignore_index)
         support = _targets(input, indices, cdim, ignore_index)
+        picks = support * _along(weights, cdim, input.dims)  # (_picks, from the targets at hand)
         if smoothing:
             # every class of every sample not ignored gets smoothing / C of its class weight
             kept = np.expand_dims(indices != ignore_index, cdim)
@@ -433,7 +438,20 @@ def cross_entropy(
         else:
             dist = input._constant(picks)
         total = _total(float(picks.sum()))
+    if input.dims == 2 and input.backend.fused_kernel("cross_entropy_kernel") is not None:
+        # the library's one-kernel loss (ops/fused_nn.py), the same values; the taught code first
+        # runs once on a tiny input, so that in the student edition a stub still says what to write
+        raise_if_stub("cross_entropy", _taught_cross_entropy)
+        fused = cross_entropy_rows(input, dist, support, reduction, total)
+        if fused is not None:
+            return fused
     return _nll(_on_support(log_softmax(input, cdim), support), dist, cdim, reduction, total)
+
+
+def _taught_cross_entropy() -> None:
+    """The taught log_softmax and _nll on a tiny input (the simple backend)."""
+    x = Tensor.from_numpy(np.array([[0.5, -0.5]]), "simple")
+    _nll(_on_support(log_softmax(x, 1), None), x._constant(np.array([[1.0, 0.0]])), 1, "mean", 1.0)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

@@ -1,13 +1,15 @@
 """Module 4: MaxPool2d and AvgPool2d, the pooling layers (``torch.nn.MaxPool2d`` and ``AvgPool2d``).
 
 They have no parameters: each calls ``max_pool2d`` or ``avg_pool2d`` (``torchlight/ops/pooling.py``)
-with the settings it was made with, and prints them as PyTorch does. The adaptive pooling layers,
-which pool to a fixed output size, are in ``adaptive_pooling.py``.
+with the settings it was made with, and prints them as PyTorch does (MaxPool2d through
+``ops/fused_nn.py``, which pools side-by-side windows in one kernel where the backend has one).
+The adaptive pooling layers, which pool to a fixed output size, are in ``adaptive_pooling.py``.
 """
 
 from typing import Any
 
-from ..ops.pooling import avg_pool2d, max_pool2d, pool_settings
+from ..ops.fused_nn import max_pool2d
+from ..ops.pooling import avg_pool2d, pool_settings
 from ..tensor import Tensor
 from .module import Module
 

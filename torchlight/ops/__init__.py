@@ -15,6 +15,8 @@ This package sits above the engine (``autograd``) and the storage (``tensor_data
 - ``higher_order.py`` (module 5): Map's backward marked once_differentiable.
 - ``advanced_index.py`` (module 4): ``x[[0, 2]]``, ``x[index_tensor]``, ``x[mask]``: copies by position.
 - ``adaptive_pooling.py`` (module 4): adaptive average and max pooling in 1, 2 and 3 dimensions.
+- ``fused_nn.py`` (module 4, speed): max pooling of side-by-side windows and the cross-entropy as
+  single Functions over the backend's own kernels, where it has them (fast).
 - ``scatter.py`` (module 5): ``scatter_``, ``scatter_add_`` and their out-of-place forms, written
   with ``inplace.py``'s SetItemAt and ``advanced_index.py``'s Put.
 - ``joining.py``, ``selection.py``, ``statistics.py`` (PyTorch's API beyond the stages): cat,
