@@ -20,6 +20,7 @@ import torchlight
 from torchlight import grading
 from torchlight.course import Course, MarkerError, find_regions, render, verify, write_edition
 from torchlight.course.listing import stage_listing
+from torchlight.utils import cli
 
 BEGIN, END = "# BEGIN" + " SOLUTION", "# END" + " SOLUTION"
 
@@ -134,15 +135,21 @@ def _course(tmp_path, *, ops=None, tests=None) -> Path:
         "    module0: module 0, basics\n    task0_1: doubling\n    task0_2: tripling\n    task0_3: later\n"
     )
     # ruff's rules as the course's; its line length stays ruff's default, 88 (see the stubs below),
-    # but for the grader, copied in from the checkout, which is written to the checkout's 120
+    # but for the grader and its command line's parser, copied in from the checkout, which is
+    # written to the checkout's 120
     (root / "ruff.toml").write_text(
         '[lint]\nselect = ["E", "F", "W", "I", "B"]\n\n[lint.per-file-ignores]\n"torchlight/grading/*" = ["E501"]\n'
-        '\n[format]\nexclude = ["torchlight/grading/*"]\n'
+        '"torchlight/utils/cli.py" = ["E501"]\n'
+        '\n[format]\nexclude = ["torchlight/grading/*", "torchlight/utils/cli.py"]\n'
     )
     (root / "torchlight" / "__init__.py").write_text('from . import ops\n\n__all__ = ["ops"]\n')
     # the grader, a package: the edition grades with it
     grader = Path(grading.__file__).parent
     shutil.copytree(grader, root / "torchlight" / "grading", ignore=shutil.ignore_patterns("__pycache__"))
+    # and the parser of its command line
+    (root / "torchlight" / "utils").mkdir()
+    (root / "torchlight" / "utils" / "__init__.py").write_text('"""the command lines\' parser"""\n')
+    shutil.copy(Path(cli.__file__), root / "torchlight" / "utils" / "cli.py")
     (root / "torchlight" / "course").mkdir()
     (root / "torchlight" / "course" / "__init__.py").write_text('"""instructors only"""\n')
     (root / "torchlight" / "ops.py").write_text(
@@ -302,6 +309,8 @@ def test_the_student_edition(tmp_path):
         "torchlight/__init__.py",
         *sorted(f"torchlight/grading/{p.name}" for p in Path(grading.__file__).parent.glob("*.py")),
         "torchlight/ops.py",
+        "torchlight/utils/__init__.py",
+        "torchlight/utils/cli.py",
     ]  # no course package, no instructors' notes
     record = json.loads((out / ".torchlight-update" / "edition.json").read_text())
     assert record == {"solved_through": None, "source_commit": None}  # (the tiny course is no git checkout)

@@ -1,12 +1,12 @@
 """Course tooling: ``python -m torchlight.course`` makes a student edition, list the stages, verify the edition."""
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import grading
 from ..grading.runner import TIME_LIMIT
+from ..utils.cli import ArgumentParser, positive_float
 from .autograder import write_bundle
 from .edition import GitError, write_edition
 from .listing import stage_listing
@@ -19,7 +19,7 @@ from .verify import verify
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one subcommand; exit status 0 on success, 1 when verify fails or git cannot make the
     edition a repository (nothing of the edition is left then), 2 for a usage or marker error."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m torchlight.course",
         description="Make a student edition, list what each stage asks for, verify the edition (docs/instructors.md).",
     )
@@ -29,7 +29,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         default=None,
         help="the reference checkout (default: the one torchlight is imported from)",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")  # none named: an error below, after unknown options
     student = sub.add_parser("student", help="write a student edition to OUT")
     student.add_argument("out", metavar="OUT", help="a new (or empty) folder")
     student.add_argument(
@@ -57,9 +57,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--stages", nargs="+", default=[], metavar="N.K", help="the stages graded (default: every one left to students)"
     )
     bundle.add_argument("--solved-through", metavar="N.K", help="the edition handed out keeps stages up to N.K solved")
-    bundle.add_argument("--time-limit", type=float, default=TIME_LIMIT, metavar="S", help="seconds one check may run")
+    bundle.add_argument(
+        "--time-limit", type=positive_float, default=TIME_LIMIT, metavar="S", help="seconds one check may run"
+    )
     bundle.add_argument("--partial-credit", action="store_true", help="a stage scores its checks' pass fraction")
     ns = parser.parse_args(argv)
+    if ns.command is None:
+        parser.error(f"name a command: {', '.join(sub.choices)}")
 
     root = Path(ns.source) if ns.source else grading._CHECKOUT
     try:

@@ -31,7 +31,8 @@ The files, one concept each:
 - ``submission``: an autograder's run (Gradescope), made by ``python -m torchlight.course autograder``.
 
 Nothing here imports the rest of torchlight, so an autograder can run its own copy of this
-package (under another name) without importing the student's code.
+package (under another name) without importing the student's code; only ``main``, when it runs,
+imports the command lines' parser, ``torchlight/utils/cli.py``.
 """
 
 from .cli import main

@@ -3,12 +3,12 @@
 ``python -m torchlight.grading 1.3`` shows one stage's table (``1`` a whole module's), ``--all``
 the course table, ``--json PATH`` writes Gradescope's results file as well (always, even when
 grading cannot run: then with a score of 0 and the reason). The checks run in a child process,
-each for at most ``--time-limit`` seconds; ``--verbose`` adds pytest's own output.
+each for at most ``--time-limit`` seconds; ``--verbose`` adds pytest's own output. A mistake (an
+unknown option or stage, no stage named) is one line on stderr and exit status 2, as on every command
+line of the project (``torchlight/utils/cli.py``).
 """
 
-import argparse
 import json
-import sys
 import time
 import traceback
 from pathlib import Path
@@ -16,15 +16,20 @@ from typing import Any, Dict, Optional, Sequence
 
 from .results import course_table, gradescope
 from .runner import TIME_LIMIT, expand, run_stages
-from .stage import CHECKOUT, find_stage, listing, stages
+from .stage import CHECKOUT, UnknownStage, find_stage, listing, stages
 
 __all__ = ["main", "write_results"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m torchlight.grading 1.3 [1.4 ...]``: grade stages; exit status 0 if all passed."""
+    """``python -m torchlight.grading 1.3 [1.4 ...]``: grade stages; exit status 0 if all passed, 1 if one
+    failed, 2 for a mistake on the command line (one line on stderr)."""
+    # Imported here, not above: the autograder's copy of this package (torchlight_grading), outside
+    # torchlight, imports this file for write_results and never runs main.
+    from ..utils.cli import ArgumentParser, positive_float
+
     start = time.perf_counter()
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m torchlight.grading", description="Run course stages' checks and show a pass/fail table."
     )
     parser.add_argument("stages", nargs="*", help='stages such as "1.3", "task1_3", or "1" for a whole module')
@@ -40,7 +45,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument(
         "--time-limit",
         metavar="S",
-        type=float,
+        type=positive_float,
         default=TIME_LIMIT,
         help=f"seconds one check may run before it fails as timed out (default {TIME_LIMIT:g})",
     )
@@ -50,19 +55,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(listing(stages()))
         return 0
     if ns.all == bool(ns.stages):
-        parser.print_usage()
-        print("name stages, or --all for the whole course; the stages are:\n" + listing(stages()))
         _failed(ns.json, "grading was not run: name stages, or --all", start)
-        return 2
+        parser.error("name stages such as 1.3 (--list lists them), or --all for the whole course, not both")
     try:
         # --all and --json grade task stages (a module stands for its stages); otherwise as named
         chosen = expand(ns.stages, CHECKOUT) if ns.all or ns.json else [find_stage(s) for s in ns.stages]
         tests = Path(ns.tests_dir) if ns.tests_dir else CHECKOUT / "tests"
         graded = run_stages(chosen, tests=tests, time_limit=ns.time_limit)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except UnknownStage as exc:  # (its message lists the stages: on the command line --list does)
         _failed(ns.json, f"grading could not run: {exc}", start)
-        return 2
+        parser.error(f"unknown stage {exc.stage!r}; --list lists the stages")
+    except (ValueError, FileNotFoundError) as exc:
+        _failed(ns.json, f"grading could not run: {exc}", start)
+        parser.error(str(exc))
     except BaseException:
         _failed(ns.json, "grading itself failed:\n" + traceback.format_exc(), start)
         raise

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-__all__ = ["CHECKOUT", "CHECKOUT_HELP", "Stage", "find_stage", "listing", "stage_key", "stages"]
+__all__ = ["CHECKOUT", "CHECKOUT_HELP", "Stage", "UnknownStage", "find_stage", "listing", "stage_key", "stages"]
 
 # The checkout this grader belongs to: torchlight/grading/stage.py -> the folder holding torchlight/.
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -69,15 +69,24 @@ def stages(root: Optional[Union[str, Path]] = None) -> Dict[str, Stage]:
     return found
 
 
+class UnknownStage(ValueError):
+    """A stage name that setup.cfg does not register; the message lists the stages there are."""
+
+    def __init__(self, stage: Union[str, int, float], known: Dict[str, Stage]):
+        super().__init__(f"unknown stage {stage!r}; the stages are:\n{listing(known)}")
+        self.stage = stage
+
+
 def find_stage(stage: Union[str, int, float], root: Optional[Union[str, Path]] = None) -> Stage:
-    """The stage named ``"1.3"``, ``"task1_3"``, ``1.3``, ``"1"``, ``"module1"`` or ``1``; ValueError if none."""
+    """The stage named ``"1.3"``, ``"task1_3"``, ``1.3``, ``"1"``, ``"module1"`` or ``1``; UnknownStage (a
+    ValueError) if none."""
     name = str(stage).strip()
     m = TASK.match(name) or _MODULE.match(name)
     if m:
         name = ".".join(m.groups())
     known = stages(root)
     if name not in known:
-        raise ValueError(f"unknown stage {stage!r}; the stages are:\n{listing(known)}")
+        raise UnknownStage(stage, known)
     return known[name]
 
 

@@ -1,7 +1,8 @@
 """Module 4: the command lines' argument parser: argparse's, with a mistake reported as one line.
 
 Every command line of the project (``project/*.py``, ``project/examples/*.py``, ``benchmarks/*.py``,
-``python -m torchlight.examples.train_cnn``) parses its options with this ``ArgumentParser``:
+``python -m torchlight.examples.train_cnn``, the instructors' ``python -m torchlight.grading`` and
+``python -m torchlight.course``) parses its options with this ``ArgumentParser``:
 ``--help`` prints the help and exits with status 0; a mistake (an unknown option, a bad value, a
 data folder without the data) prints one line on stderr, ``PROG: error: WHAT (--help lists the
 options)``, and exits with status 2, as argparse's own errors do.
