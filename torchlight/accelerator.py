@@ -36,7 +36,10 @@ def device_count() -> int:
 
 def current_accelerator(check_available: bool = False) -> Optional[_device]:
     """``device(type='cuda')`` where the "cuda" backend can run, else None (as PyTorch without an
-    accelerator). The device has no index, as PyTorch's."""
+    accelerator). The device has no index, as PyTorch's.
+
+    :param check_available: PyTorch's; the answer is the same either way.
+    """
     return _device("cuda") if cuda.is_available() else None
 
 
@@ -47,7 +50,11 @@ def current_device_index() -> int:
 
 
 def set_device_index(device: Any) -> None:
-    """Use accelerator ``device`` (an index, "cuda:0" or a device): only 0 exists here."""
+    """Use accelerator ``device`` (an index, "cuda:0" or a device): only 0 exists here.
+
+    :param device: an index, ``"cuda:0"`` or a device.
+    :raises RuntimeError: for any accelerator but cuda:0, or with none available.
+    """
     _require("set_device_index")
     if not isinstance(device, int):
         where = _device(device)
@@ -59,7 +66,11 @@ def set_device_index(device: Any) -> None:
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for the accelerator's work to finish (torchlight's kernels return when they have)."""
+    """Wait for the accelerator's work to finish (torchlight's kernels return when they have).
+
+    :param device: the accelerator (only cuda:0 here).
+    :raises RuntimeError: with no accelerator available.
+    """
     _require("synchronize")
 
 

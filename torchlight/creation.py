@@ -96,6 +96,14 @@ def arange(
 
     int64 when start, end and step are all ints (as PyTorch), else float64. As PyTorch, an int64
     range takes start, end and step as int64 (truncated toward zero) before counting.
+
+    :param start: the first value (with end left out: the end, counting from 0).
+    :param end: the bound, not included.
+    :param step: the difference between neighbours.
+    :param dtype: the dtype (default: as PyTorch picks it for these values).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
     """
     if end is None:
         start, end = 0, start
@@ -142,7 +150,16 @@ def linspace(
     requires_grad: bool = False,
     backend: BackendLike = None,
 ) -> Tensor:
-    """``steps`` evenly spaced values from start to end, both included."""
+    """``steps`` evenly spaced values from start to end, both included.
+
+    :param start: the first value.
+    :param end: the last value.
+    :param steps: how many values.
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     start, end = float(_number(start, "linspace", "start")), float(_number(end, "linspace", "end"))
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace(): argument 'steps' must be an int, got {type(steps).__name__}: {steps!r}")
@@ -171,7 +188,15 @@ def full(
     backend: BackendLike = None,
 ) -> Tensor:
     """A tensor of ``size`` with every element ``fill_value`` (its dtype: int64 for an int, bool for
-    a bool, else float64, as PyTorch)."""
+    a bool, else float64, as PyTorch).
+
+    :param size: the shape, a tuple of ints.
+    :param fill_value: the number in every element.
+    :param dtype: the dtype (default: as PyTorch picks it for these values).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if not isinstance(fill_value, numbers.Real):
@@ -190,7 +215,14 @@ def full(
 def empty(
     *size: ShapeArg, dtype: Any = None, device: Any = None, requires_grad: bool = False, backend: BackendLike = None
 ) -> Tensor:
-    """A tensor of ``size`` (torchlight fills it with zeros, where PyTorch leaves it unset)."""
+    """A tensor of ``size`` (torchlight fills it with zeros, where PyTorch leaves it unset).
+
+    :param size: the shape: ints, or one tuple of them.
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     return _typed(np.zeros(_valid_shape(_shape_arg(size))), dtype, device, backend, requires_grad)
 
 
@@ -203,7 +235,15 @@ def eye(
     requires_grad: bool = False,
     backend: BackendLike = None,
 ) -> Tensor:
-    """An n x m matrix (m defaults to n) with ones on the diagonal and zeros elsewhere."""
+    """An n x m matrix (m defaults to n) with ones on the diagonal and zeros elsewhere.
+
+    :param n: the number of rows.
+    :param m: the number of columns (default: n).
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     n = _count(n, "eye", "n")
     m = n if m is None else _count(m, "eye", "m")
     _valid_shape((n, m))
@@ -222,6 +262,14 @@ def randn(
     """Values drawn from the standard normal distribution: ``randn(2, 3)``, ``randn(())``.
 
     From torchlight's generator (``torchlight.manual_seed``), ``generator`` or a new one for ``seed``.
+
+    :param size: the shape: ints, or one tuple of them.
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param seed: draw from a new generator seeded with it.
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
     """
     shape = _valid_shape(_shape_arg(size))
     values = random.generator(seed, generator).standard_normal(shape)
@@ -239,7 +287,16 @@ def randint(
     backend: BackendLike = None,
 ) -> Tensor:
     """Whole numbers drawn uniformly from [low, high): ``randint(high, size)`` or
-    ``randint(low, high, size)`` (int64, as PyTorch)."""
+    ``randint(low, high, size)`` (int64, as PyTorch).
+
+    :param size: the shape, a tuple of ints (or the last positional argument).
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param seed: draw from a new generator seeded with it.
+    :param dtype: the dtype (default: int64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     if size is None and args:
         *args, size = args  # type: ignore[assignment]
     if size is None or len(args) not in (1, 2):
@@ -267,7 +324,16 @@ def randperm(
     requires_grad: bool = False,
     backend: BackendLike = None,
 ) -> Tensor:
-    """0, 1, ..., n - 1 in a random order (int64)."""
+    """0, 1, ..., n - 1 in a random order (int64).
+
+    :param n: how many values: 0 to n - 1.
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param seed: draw from a new generator seeded with it.
+    :param dtype: the dtype (default: int64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param backend: the backend or its name (default: the default backend).
+    """
     n = _count(n, "randperm", "n")
     _valid_shape((n,))
     values = random.generator(seed, generator).permutation(n)
@@ -289,24 +355,49 @@ def _shape_of(input: Any, fn: str) -> tuple:
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Zeros of input's shape (and dtype and device, unless given)."""
+    """Zeros of input's shape (and dtype and device, unless given).
+
+    :param input: the tensor whose shape is taken.
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     return _like(input, np.zeros(_shape_of(input, "zeros_like")), dtype, device, requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Ones of input's shape (and dtype and device, unless given)."""
+    """Ones of input's shape (and dtype and device, unless given).
+
+    :param input: the tensor whose shape is taken.
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     return _like(input, np.ones(_shape_of(input, "ones_like")), dtype, device, requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of input's shape (filled with zeros here; PyTorch leaves it unset)."""
+    """A tensor of input's shape (filled with zeros here; PyTorch leaves it unset).
+
+    :param input: the tensor whose shape is taken.
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     return _like(input, np.zeros(_shape_of(input, "empty_like")), dtype, device, requires_grad)
 
 
 def full_like(
     input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    """``fill_value`` in input's shape (and dtype and device, unless given)."""
+    """``fill_value`` in input's shape (and dtype and device, unless given).
+
+    :param input: the tensor whose shape is taken.
+    :param fill_value: the number in every element.
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     if not isinstance(fill_value, numbers.Real):
         raise TypeError(f"full_like(): fill_value must be a number, got {type(fill_value).__name__}: {fill_value!r}")
     values = np.full(_shape_of(input, "full_like"), float(fill_value))
@@ -321,7 +412,14 @@ def rand_like(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Uniform values in [0, 1) in input's shape (and dtype and device, unless given)."""
+    """Uniform values in [0, 1) in input's shape (and dtype and device, unless given).
+
+    :param input: the tensor whose shape is taken.
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     values = random.generator(None, generator).random(_shape_of(input, "rand_like"))
     return _like(input, values, dtype, device, requires_grad)
 
@@ -334,7 +432,14 @@ def randn_like(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Standard normal values in input's shape (and dtype and device, unless given)."""
+    """Standard normal values in input's shape (and dtype and device, unless given).
+
+    :param input: the tensor whose shape is taken.
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param dtype: the dtype (default: input's).
+    :param device: ``"cpu"`` or ``"cuda"`` (default: input's).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    """
     values = random.generator(None, generator).standard_normal(_shape_of(input, "randn_like"))
     return _like(input, np.asarray(values, dtype=np.float64), dtype, device, requires_grad)
 
@@ -342,7 +447,11 @@ def randn_like(
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor with the array's values and PyTorch's dtype for it (int64 for integers, bool for
     bools, float64 for floats). A C-contiguous float64 array is shared, not copied, as in PyTorch:
-    writing to one changes the other."""
+    writing to one changes the other.
+
+    :param ndarray: a numpy array.
+    :raises TypeError: when it is not one.
+    """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
     d = dtypes.of_array(ndarray)

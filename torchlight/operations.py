@@ -44,12 +44,18 @@ def _input(x: Any, fn: str, arg: str = "input") -> Tensor:
 
 
 def is_tensor(obj: Any) -> builtins.bool:
-    """True when obj is a torchlight Tensor."""
+    """True when obj is a torchlight Tensor.
+
+    :param obj: any object.
+    """
     return isinstance(obj, Tensor)
 
 
 def numel(input: Tensor) -> int:
-    """The number of elements of input."""
+    """The number of elements of input.
+
+    :param input: the tensor.
+    """
     return _input(input, "numel").numel()
 
 
@@ -74,7 +80,9 @@ def _unary(name: str, has_out: builtins.bool = True) -> Callable[..., Tensor]:
 
     f = fn if has_out else no_out
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``input.{name}()``: {name} of every element."
+    f.__doc__ = f"``input.{name}()``: {name} of every element.\n\n:param input: the tensor."
+    if has_out:
+        f.__doc__ += "\n:param out: a tensor to write the result into (and return)."
     return f
 
 
@@ -90,32 +98,64 @@ sqrt = _unary("sqrt")
 
 
 def neg(input: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """-input"""
+    """-input
+
+    :param input: the tensor.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(-_input(input, "neg"), out, "neg")
 
 
 def add(input: Any, other: Any, *, alpha: float = 1, out: Optional[Tensor] = None) -> Tensor:
-    """input + alpha * other (one of them a Tensor)."""
+    """input + alpha * other (one of them a Tensor).
+
+    :param input: a Tensor or a number.
+    :param other: a Tensor or a number, broadcast against input.
+    :param alpha: the factor other is multiplied by.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(input + (other * alpha if alpha != 1 else other), out, "add")
 
 
 def sub(input: Any, other: Any, *, alpha: float = 1, out: Optional[Tensor] = None) -> Tensor:
-    """input - alpha * other (one of them a Tensor)."""
+    """input - alpha * other (one of them a Tensor).
+
+    :param input: a Tensor or a number.
+    :param other: a Tensor or a number, broadcast against input.
+    :param alpha: the factor other is multiplied by.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(input - (other * alpha if alpha != 1 else other), out, "sub")
 
 
 def mul(input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
-    """input * other (one of them a Tensor)."""
+    """input * other (one of them a Tensor).
+
+    :param input: a Tensor or a number.
+    :param other: a Tensor or a number, broadcast against input.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(input * other, out, "mul")
 
 
 def div(input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
-    """input / other (one of them a Tensor)."""
+    """input / other (one of them a Tensor).
+
+    :param input: a Tensor or a number.
+    :param other: a Tensor or a number, broadcast against input.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(input / other, out, "div")
 
 
 def pow(input: Any, exponent: Any, *, out: Optional[Tensor] = None) -> Tensor:
-    """input ** exponent: a Tensor to a number or Tensor power, or a number to a Tensor power."""
+    """input ** exponent: a Tensor to a number or Tensor power, or a number to a Tensor power.
+
+    :param input: the base: a Tensor or a number.
+    :param exponent: the power: a Tensor or a number.
+    :param out: a tensor to write the result into (and return).
+    :raises TypeError: when neither is a Tensor.
+    """
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError(
             f"pow(): expected a Tensor as input or exponent, got {type(input).__name__} and {type(exponent).__name__}"
@@ -124,7 +164,13 @@ def pow(input: Any, exponent: Any, *, out: Optional[Tensor] = None) -> Tensor:
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
-    """input limited to [min, max] (either bound may be None; numbers or tensors)."""
+    """input limited to [min, max] (either bound may be None; numbers or tensors).
+
+    :param input: the tensor.
+    :param min: the lower bound (None: none).
+    :param max: the upper bound (None: none).
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "clamp").clamp(min, max), out, "clamp")
 
 
@@ -132,17 +178,33 @@ clip = clamp
 
 
 def maximum(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """The larger of input and other, elementwise (a tie gives each half the gradient)."""
+    """The larger of input and other, elementwise (a tie gives each half the gradient).
+
+    :param input: a tensor.
+    :param other: a tensor broadcast against input.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "maximum").maximum(_input(other, "maximum", "other")), out, "maximum")
 
 
 def minimum(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """The smaller of input and other, elementwise."""
+    """The smaller of input and other, elementwise.
+
+    :param input: a tensor.
+    :param other: a tensor broadcast against input.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "minimum").minimum(_input(other, "minimum", "other")), out, "minimum")
 
 
 def where(condition: Tensor, input: Any, other: Any, *, out: Optional[Tensor] = None) -> Tensor:
-    """input where condition is true (non-zero), else other; the three broadcast together."""
+    """input where condition is true (non-zero), else other; the three broadcast together.
+
+    :param condition: a tensor: where it is non-zero the result takes input.
+    :param input: a Tensor or a number.
+    :param other: a Tensor or a number.
+    :param out: a tensor to write the result into (and return).
+    """
     result = selection.where(_input(condition, "where", "condition"), _tensor_of(input), _tensor_of(other))
     return _out(result, out, "where")
 
@@ -151,12 +213,23 @@ def where(condition: Tensor, input: Any, other: Any, *, out: Optional[Tensor] = 
 
 
 def matmul(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """input @ other, with numpy's rules for vectors and batches."""
+    """input @ other, with numpy's rules for vectors and batches.
+
+    :param input: the left tensor.
+    :param other: the right tensor.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "matmul") @ _input(other, "matmul", "other"), out, "matmul")
 
 
 def mm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """The product of two matrices (2-D only: matmul broadcasts, mm does not)."""
+    """The product of two matrices (2-D only: matmul broadcasts, mm does not).
+
+    :param input: an (n, k) matrix.
+    :param mat2: a (k, m) matrix.
+    :param out: a tensor to write the result into (and return).
+    :raises RuntimeError: when either is not 2-D.
+    """
     if _input(input, "mm").dims != 2:
         raise RuntimeError(f"self must be a matrix (got a tensor of shape {list(input.shape)})")
     if _input(mat2, "mm", "mat2").dims != 2:
@@ -165,7 +238,13 @@ def mm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """Batched matrix products: (b, n, k) @ (b, k, m) -> (b, n, m), with equal batch sizes."""
+    """Batched matrix products: (b, n, k) @ (b, k, m) -> (b, n, m), with equal batch sizes.
+
+    :param input: a (b, n, k) tensor.
+    :param mat2: a (b, k, m) tensor.
+    :param out: a tensor to write the result into (and return).
+    :raises RuntimeError: when the shapes do not fit.
+    """
     if _input(input, "bmm").dims != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(input.shape)})")
     if _input(mat2, "bmm", "mat2").dims != 3:
@@ -182,26 +261,50 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None) -> Tensor:
-    """The sum over dim (an int, a tuple, or None for all)."""
+    """The sum over dim (an int, a tuple, or None for all).
+
+    :param input: the tensor.
+    :param dim: the dimension, or a tuple of them (None: all).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "sum").sum(dim, keepdim), out, "sum")
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None) -> Tensor:
-    """The mean over dim (an int, a tuple, or None for all)."""
+    """The mean over dim (an int, a tuple, or None for all).
+
+    :param input: the tensor.
+    :param dim: the dimension, or a tuple of them (None: all).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "mean").mean(dim, keepdim), out, "mean")
 
 
 def max(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Any = None) -> Any:
     """The largest element; with an int dim, (values, indices) along it; with a Tensor in place of
     dim, the elementwise maximum of the two (as PyTorch's ``torch.max(a, b)``). ``out`` is a
-    (values, indices) pair of tensors where a dim is given, else a tensor."""
+    (values, indices) pair of tensors where a dim is given, else a tensor.
+
+    :param input: the tensor.
+    :param dim: a dimension (None: over all elements), or a tensor to compare with.
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor, or a (values, indices) pair with a dim, to write the result into.
+    """
     if isinstance(dim, Tensor):
         return maximum(input, dim, out=out)
     return _out_pair(_input(input, "max").max(dim, keepdim), out, "max", dim)
 
 
 def min(input: Tensor, dim: Any = None, keepdim: builtins.bool = False, *, out: Any = None) -> Any:
-    """The smallest element; with an int dim, (values, indices); with a Tensor, the elementwise minimum."""
+    """The smallest element; with an int dim, (values, indices); with a Tensor, the elementwise minimum.
+
+    :param input: the tensor.
+    :param dim: a dimension (None: over all elements), or a tensor to compare with.
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor, or a (values, indices) pair with a dim, to write the result into.
+    """
     if isinstance(dim, Tensor):
         return minimum(input, dim, out=out)
     return _out_pair(_input(input, "min").min(dim, keepdim), out, "min", dim)
@@ -220,14 +323,26 @@ def _out_pair(result: Any, out: Any, fn: str, dim: Any) -> Any:
 def argmax(
     input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None
 ) -> Tensor:
-    """The position of the largest element along dim (of the flattened input for None), as int64."""
+    """The position of the largest element along dim (of the flattened input for None), as int64.
+
+    :param input: the tensor.
+    :param dim: the dimension (None: the flattened input).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "argmax").argmax(dim, keepdim), out, "argmax", exact_dtype=True)
 
 
 def argmin(
     input: Tensor, dim: Optional[int] = None, keepdim: builtins.bool = False, *, out: Optional[Tensor] = None
 ) -> Tensor:
-    """The position of the smallest element along dim, as int64."""
+    """The position of the smallest element along dim, as int64.
+
+    :param input: the tensor.
+    :param dim: the dimension (None: the flattened input).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "argmin").argmin(dim, keepdim), out, "argmin", exact_dtype=True)
 
 
@@ -240,7 +355,15 @@ def var(
     correction: Any = None,
     out: Optional[Tensor] = None,
 ) -> Tensor:
-    """The variance over dim (divided by n - 1 by default)."""
+    """The variance over dim (divided by n - 1 by default).
+
+    :param input: the tensor.
+    :param dim: the dimension, or a tuple of them (None: all).
+    :param unbiased: divide by n - 1 (else by n).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param correction: what n is reduced by, in place of unbiased.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "var").var(dim, unbiased, keepdim, correction=correction), out, "var")
 
 
@@ -253,26 +376,53 @@ def std(
     correction: Any = None,
     out: Optional[Tensor] = None,
 ) -> Tensor:
-    """The standard deviation over dim (from the variance divided by n - 1 by default)."""
+    """The standard deviation over dim (from the variance divided by n - 1 by default).
+
+    :param input: the tensor.
+    :param dim: the dimension, or a tuple of them (None: all).
+    :param unbiased: divide by n - 1 (else by n).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param correction: what n is reduced by, in place of unbiased.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "std").std(dim, unbiased, keepdim, correction=correction), out, "std")
 
 
 def norm(
     input: Tensor, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, out: Optional[Tensor] = None
 ) -> Tensor:
-    """The p-norm of input over dim (all elements by default): ``input.norm(p, dim, keepdim)``."""
+    """The p-norm of input over dim (all elements by default): ``input.norm(p, dim, keepdim)``.
+
+    :param input: the tensor.
+    :param p: the order: a number, ``"fro"`` (2 over all elements), ``inf``.
+    :param dim: the dimension, or a tuple of them (None: all).
+    :param keepdim: keep each reduced dimension, with size 1.
+    :param out: a tensor to write the result into (and return).
+    """
     return _out(_input(input, "norm").norm(p, dim, keepdim), out, "norm")
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
-    """``torchlight.nn.functional.softmax(input, dim)``."""
+    """``torchlight.nn.functional.softmax(input, dim)``.
+
+    :param input: the tensor.
+    :param dim: the dimension that sums to 1.
+    :param dtype: a dtype to convert input to first.
+    :param out: a tensor to write the result into (and return).
+    """
     from .nn import functional as F  # (nn sits above this module: imported when first used)
 
     return _out(F.softmax(_as(_input(input, "softmax"), dtype), dim), out, "softmax")
 
 
 def log_softmax(input: Tensor, dim: int, dtype: Any = None, *, out: Optional[Tensor] = None) -> Tensor:
-    """``torchlight.nn.functional.log_softmax(input, dim)``."""
+    """``torchlight.nn.functional.log_softmax(input, dim)``.
+
+    :param input: the tensor.
+    :param dim: the dimension softmax normalizes over.
+    :param dtype: a dtype to convert input to first.
+    :param out: a tensor to write the result into (and return).
+    """
     from .nn import functional as F
 
     return _out(F.log_softmax(_as(_input(input, "log_softmax"), dtype), dim), out, "log_softmax")
@@ -286,37 +436,66 @@ def _as(x: Tensor, dtype: Any) -> Tensor:
 
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
-    """input with a new shape (a view when possible)."""
+    """input with a new shape (a view when possible).
+
+    :param input: the tensor.
+    :param shape: the new shape; one size may be -1 (inferred).
+    """
     return _input(input, "reshape").reshape(shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """input with dimensions start_dim..end_dim merged into one."""
+    """input with dimensions start_dim..end_dim merged into one.
+
+    :param input: the tensor.
+    :param start_dim: the first dimension merged.
+    :param end_dim: the last dimension merged.
+    """
     return _input(input, "flatten").flatten(start_dim, end_dim)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    """A view of input with two dimensions swapped."""
+    """A view of input with two dimensions swapped.
+
+    :param input: the tensor.
+    :param dim0: one dimension.
+    :param dim1: the other.
+    """
     return _input(input, "transpose").transpose(dim0, dim1)
 
 
 def t(input: Tensor) -> Tensor:
-    """A matrix's transpose (a vector or 0-d tensor unchanged)."""
+    """A matrix's transpose (a vector or 0-d tensor unchanged).
+
+    :param input: a tensor of at most 2 dimensions.
+    """
     return _input(input, "t").t()
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
-    """A view of input with dimensions reordered."""
+    """A view of input with dimensions reordered.
+
+    :param input: the tensor.
+    :param dims: the new order: dims[i] is the dimension of input that becomes dimension i.
+    """
     return _input(input, "permute").permute(*dims)
 
 
 def squeeze(input: Tensor, dim: Optional[int] = None) -> Tensor:
-    """input without dimension dim if its size is 1 (without every size-1 dimension for None)."""
+    """input without dimension dim if its size is 1 (without every size-1 dimension for None).
+
+    :param input: the tensor.
+    :param dim: the dimension to remove (None: every size-1 dimension).
+    """
     return _input(input, "squeeze").squeeze(dim)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    """A view of input with a dimension of size 1 inserted at dim."""
+    """A view of input with a dimension of size 1 inserted at dim.
+
+    :param input: the tensor.
+    :param dim: where the new dimension goes (negative: counted from the end).
+    """
     return _input(input, "unsqueeze").unsqueeze(dim)
 
 
@@ -334,7 +513,12 @@ def _joined(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
-    """The tensors joined along dimension dim (their other sizes must agree)."""
+    """The tensors joined along dimension dim (their other sizes must agree).
+
+    :param tensors: the tensors, a list or tuple.
+    :param dim: the dimension they are joined along.
+    :param out: a tensor to write the result into (and return).
+    """
     tensors = _list_of(tensors)
     return _out(_joined(joining.cat(tensors, dim), tensors), out, "cat")
 
@@ -343,7 +527,12 @@ concat = concatenate = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
-    """The tensors (all one shape) joined along a new dimension dim."""
+    """The tensors (all one shape) joined along a new dimension dim.
+
+    :param tensors: the tensors, a list or tuple.
+    :param dim: where the new dimension goes.
+    :param out: a tensor to write the result into (and return).
+    """
     tensors = _list_of(tensors)
     return _out(_joined(joining.stack(tensors, dim), tensors), out, "stack")
 
@@ -363,7 +552,14 @@ def _close(input: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bu
 def isclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
 ) -> Tensor:
-    """Elementwise |input - other| <= atol + rtol * |other|, as a bool tensor."""
+    """Elementwise |input - other| <= atol + rtol * |other|, as a bool tensor.
+
+    :param input: a tensor.
+    :param other: a tensor broadcast against input.
+    :param rtol: the tolerance relative to other.
+    :param atol: the absolute tolerance.
+    :param equal_nan: count two NaNs as close.
+    """
     out = Tensor.from_numpy(_close(input, other, rtol, atol, equal_nan, "isclose"), input.backend)
     out._dtype = dtypes.bool_
     return out
@@ -372,7 +568,14 @@ def isclose(
 def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
 ) -> builtins.bool:
-    """True when every element of input is close to other's (``isclose``)."""
+    """True when every element of input is close to other's (``isclose``).
+
+    :param input: a tensor.
+    :param other: a tensor broadcast against input.
+    :param rtol: the tolerance relative to other.
+    :param atol: the absolute tolerance.
+    :param equal_nan: count two NaNs as close.
+    """
     return builtins.bool(np.all(_close(input, other, rtol, atol, equal_nan, "allclose")))
 
 
@@ -381,7 +584,10 @@ def allclose(
 
 class inference_mode(_GradMode):
     """PyTorch's inference mode, which torchlight runs as ``no_grad`` (it has no faster mode to
-    offer); ``inference_mode(False)`` changes nothing. A context manager or a decorator."""
+    offer); ``inference_mode(False)`` changes nothing. A context manager or a decorator.
+
+    :param mode: False: change nothing.
+    """
 
     def __init__(self, mode: builtins.bool = True):
         self.inference = builtins.bool(mode)

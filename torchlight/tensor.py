@@ -66,6 +66,10 @@ class Tensor(Variable):
     Make one with ``torchlight.tensor(data)``, ``zeros``, ``ones`` or ``rand``. A tensor made with
     ``requires_grad=True`` is a leaf that receives ``.grad`` from ``backward()``; results of
     operations on it record their history (``grad_fn``).
+
+    :param data: its storage, shape and strides.
+    :param backend: the backend or its name that runs its operations (default: the default backend).
+    :param history: how it was computed (None: a leaf).
     """
 
     __slots__ = ("_data", "backend", "_dtype", "__weakref__")
@@ -292,6 +296,12 @@ class Tensor(Variable):
         the course contract's name). The graph's saved tensors are freed afterwards unless
         ``retain_graph=True`` (default: ``create_graph``); ``create_graph=True`` records the
         backward pass itself, for higher-order gradients.
+
+        :param gradient: the gradient of the final result with respect to this tensor (its shape).
+        :param retain_graph: keep the graph's saved tensors for another backward.
+        :param create_graph: record the backward pass, for higher-order gradients.
+        :param grad: ``gradient``, by the course contract's name.
+        :raises RuntimeError: for a tensor with no graph, or a gradient of another shape.
         """
         if grad is not None:
             if gradient is not None:
@@ -583,6 +593,12 @@ def tensor(
 
     Integers beyond 2**53 in magnitude are refused (float64, which holds every tensor, would round
     them), unless ``dtype`` is a floating one, which rounds in PyTorch too; see ``dtypes.exact_float``.
+
+    :param data: a number, nested lists of numbers, a numpy array or a Tensor.
+    :param backend: the backend or its name (default: the default backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param dtype: the dtype (default: float64, or data's for a Tensor).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
     """
     rounding = (dtypes.as_dtype(dtype) or _INT64).is_floating_point
     array = data.to_numpy() if isinstance(data, Tensor) else _numbers_array(data, rounding)
@@ -676,14 +692,28 @@ def _explain_bad_data(data: Any, dim: int = 0) -> str:
 def zeros(
     *shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False, dtype: Any = None, device: Any = None
 ) -> Tensor:
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+
+    :param shape: the shape: ints, or one tuple of them.
+    :param backend: the backend or its name (default: the default backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    """
     return _labelled(Tensor(TensorData.zeros(_shape_arg(shape)), _place(device, backend)), dtype, requires_grad)
 
 
 def ones(
     *shape: ShapeArg, backend: BackendLike = None, requires_grad: bool = False, dtype: Any = None, device: Any = None
 ) -> Tensor:
-    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
+    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``.
+
+    :param shape: the shape: ints, or one tuple of them.
+    :param backend: the backend or its name (default: the default backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param dtype: the dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    """
     return _labelled(Tensor(TensorData.filled(_shape_arg(shape), 1.0), _place(device, backend)), dtype, requires_grad)
 
 
@@ -697,7 +727,16 @@ def rand(
     device: Any = None,
 ) -> Tensor:
     """Uniform random values in [0, 1), drawn from torchlight's generator (``torchlight.manual_seed``),
-    or from ``generator`` (a numpy Generator), or from a new one seeded with ``seed``."""
+    or from ``generator`` (a numpy Generator), or from a new one seeded with ``seed``.
+
+    :param shape: the shape: ints, or one tuple of them.
+    :param backend: the backend or its name (default: the default backend).
+    :param requires_grad: make it a leaf that receives ``.grad``.
+    :param seed: draw from a new generator seeded with it.
+    :param generator: a numpy Generator to draw from (default: torchlight's).
+    :param dtype: a floating dtype (default: float64).
+    :param device: ``"cpu"`` or ``"cuda"``, which picks the backend (not with backend).
+    """
     sizes = _valid_shape(_shape_arg(shape))  # checked here: numpy's own error does not name the shape
     rng = random.generator(seed, generator)
     return _typed(rng.random(sizes), _floating(dtype, "rand"), device, backend, requires_grad)

@@ -139,7 +139,18 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool = False,
 ):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into .grad)."""
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into .grad).
+
+    :param outputs: a Variable, or a sequence of them, to differentiate.
+    :param inputs: a Variable, or a sequence of them, to differentiate with respect to.
+    :param grad_outputs: the gradient of the final result with respect to each output (None: ones, for
+        one-element outputs).
+    :param retain_graph: keep the graph's saved values for another backward (default: create_graph).
+    :param create_graph: record the backward pass, so that the gradients can be differentiated again.
+    :param allow_unused: give None for an input the outputs do not depend on, instead of raising.
+    :returns: one gradient per input (a tuple; one value for a single input).
+    :raises RuntimeError: when an output or input does not require grad, or grad_outputs does not match.
+    """
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     single = not isinstance(inputs, (list, tuple))
     inputs = [inputs] if single else list(inputs)

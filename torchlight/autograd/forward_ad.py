@@ -42,7 +42,11 @@ def enter_dual_level() -> int:
 
 
 def exit_dual_level(*, level: Optional[int] = None) -> None:
-    """End the current forward-AD level: the tangents made in it are forgotten."""
+    """End the current forward-AD level: the tangents made in it are forgotten.
+
+    :param level: the level to end (default: the current one).
+    :raises RuntimeError: when it is not the current level.
+    """
     if _dual_level() is None or (level is not None and level != _dual_level()):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one created; exit the levels "
@@ -78,6 +82,11 @@ def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) ->
     """A new value equal to ``tensor`` that carries ``tangent`` (of the same shape) in forward-mode AD.
 
     The result is a view of ``tensor`` in the reverse-mode graph, so gradients still reach it.
+
+    :param tensor: the primal: a Tensor or Scalar.
+    :param tangent: its tangent, of the same shape.
+    :param level: the forward-AD level (default: the current one).
+    :raises RuntimeError: outside ``dual_level()``, or for a tangent of another shape.
     """
     current = _current_level("create a dual Tensor")
     if level is not None and level != current:

@@ -46,7 +46,10 @@ class Context:
             self._saved = tuple(saved_values)
 
     def save_for_backward(self, *values: Any) -> None:
-        """Keep values (tensors, floats or None) for backward; read them back with ``saved_tensors``."""
+        """Keep values (tensors, floats or None) for backward; read them back with ``saved_tensors``.
+
+        :param values: what backward will need.
+        """
         if not self.no_grad:
             self._saved = values
 
@@ -181,18 +184,30 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
-        """Compute the result from raw values."""
+        """Compute the result from raw values.
+
+        :param ctx: the Context of this call: save what backward needs on it.
+        :param args: the inputs' raw values (floats, or tensors without history).
+        """
         raise NotImplementedError("a Function subclass must define forward")
 
     @staticmethod
     def backward(ctx: Context, *grad_outputs: Any) -> Any:
-        """Return one gradient per forward input (None where there is none)."""
+        """Return one gradient per forward input (None where there is none).
+
+        :param ctx: the Context that forward filled.
+        :param grad_outputs: the gradient with respect to each output.
+        """
         raise NotImplementedError("a Function subclass must define backward to be differentiated")
 
     @classmethod
     @extension_point  # the fused native apply (autograd/native.py), where built, does these same steps in C
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run forward on the inputs' raw values and, if any input needs a gradient, record a History."""
+        """Run forward on the inputs' raw values and, if any input needs a gradient, record a History.
+
+        :param args: the inputs: Scalars or Tensors, and any other arguments forward takes.
+        :returns: forward's result, with a History when an input needs a gradient.
+        """
         try:
             kind, needs, raw = _unpack(args)
         except HeldVariable:  # an nn.Parameter among the inputs: apply to the Variable it holds

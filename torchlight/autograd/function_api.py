@@ -38,19 +38,31 @@ class _ContextAPI:
     _in_jvp = False
 
     def save_for_forward(self, *values: Any) -> None:
-        """Keep values for ``jvp`` (forward-mode AD); inside jvp, ``saved_tensors`` returns them."""
+        """Keep values for ``jvp`` (forward-mode AD); inside jvp, ``saved_tensors`` returns them.
+
+        :param values: what jvp will need.
+        """
         self.saved_for_forward = values
 
     def mark_dirty(self, *tensors: Any) -> None:
-        """Declare inputs that forward modified in place (and returns as outputs)."""
+        """Declare inputs that forward modified in place (and returns as outputs).
+
+        :param tensors: the inputs changed in place.
+        """
         self._dirty = tensors
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
-        """Declare outputs that have no gradient (indices, masks); they are returned as constants."""
+        """Declare outputs that have no gradient (indices, masks); they are returned as constants.
+
+        :param outputs: the outputs without a gradient.
+        """
         self._non_differentiable = outputs
 
     def set_materialize_grads(self, value: bool) -> None:
-        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        """With False, backward receives None (not zeros) for outputs that got no gradient.
+
+        :param value: False: None in place of zero gradients.
+        """
         self.materialize_grads = bool(value)
 
     def _read_saved(self) -> Tuple[Any, ...]:
@@ -104,13 +116,22 @@ class _FunctionAPI(_FunctionMembers):
     @staticmethod
     @_default
     def setup_context(ctx: Context, inputs: Tuple[Any, ...], output: Any) -> None:
-        """Fill ctx from the inputs and output of a ``forward`` written without ctx."""
+        """Fill ctx from the inputs and output of a ``forward`` written without ctx.
+
+        :param ctx: the Context of this call.
+        :param inputs: the inputs forward was called with, in its parameters' order.
+        :param output: what forward returned.
+        """
         raise NotImplementedError
 
     @staticmethod
     @_default
     def jvp(ctx: Context, *grad_inputs: Any) -> Any:
-        """Forward-mode AD: map input tangents (None where absent) to output tangents."""
+        """Forward-mode AD: map input tangents (None where absent) to output tangents.
+
+        :param ctx: the Context of this call (``save_for_forward`` filled it).
+        :param grad_inputs: the tangent of each input (None where it has none).
+        """
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
         )
@@ -163,7 +184,10 @@ def _positional_arity(cls: Any) -> int:
 
 
 class InplaceFunction(Function):
-    """Kept for code that subclasses it; an in-place Function calls ``ctx.mark_dirty`` in forward."""
+    """Kept for code that subclasses it; an in-place Function calls ``ctx.mark_dirty`` in forward.
+
+    :param inplace: PyTorch's flag, kept as ``self.inplace``.
+    """
 
     def __init__(self, inplace: bool = False):
         self.inplace = inplace

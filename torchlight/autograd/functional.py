@@ -32,6 +32,10 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> Tuple[Any, Any
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward-mode AD.
 
     Outputs that do not depend on the primals get zero tangents.
+
+    :param func: a function of tensors returning a tensor or a tuple of them.
+    :param primals: the point: a tensor or a tuple of them.
+    :param tangents: the direction: one per primal, shaped like it.
     """
     primals_t = _tuple(primals, "primals")
     tangents_t = _tuple(tangents, "tangents")
@@ -50,6 +54,11 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     ``v`` (one per output, shaped like it) may be left out when func returns one element.
     Inputs that the output does not depend on get zero gradients. With ``create_graph=True`` the
     result can be differentiated again.
+
+    :param func: a function of tensors returning a tensor or a tuple of them.
+    :param inputs: the point: a tensor or a tuple of them.
+    :param v: one per output, shaped like it (None for a one-element output).
+    :param create_graph: record the computation, to differentiate the result again.
     """
     inputs_t = _tuple(inputs, "inputs")
     xs = _grad_inputs(inputs_t, create_graph)
@@ -79,6 +88,10 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any) -> Tuple[Any, Any]:
 
     Forward mode over reverse mode: the gradient is computed with the inputs carrying ``v`` as
     tangents, so its tangent is the derivative of the gradient along v, which is H @ v.
+
+    :param func: a function of tensors returning a one-element tensor.
+    :param inputs: the point: a tensor or a tuple of them.
+    :param v: the direction: one per input, shaped like it.
     """
     inputs_t = _tuple(inputs, "inputs")
     vs = _tuple(v, "v")
@@ -176,7 +189,18 @@ def gradgradcheck(
     seed: int = 0,
 ) -> bool:
     """Check second derivatives: gradcheck of the first derivatives (computed with
-    ``create_graph=True``) with respect to both the inputs and the output gradients."""
+    ``create_graph=True``) with respect to both the inputs and the output gradients.
+
+    :param fn: a function of tensors returning a tensor or a tuple of them.
+    :param inputs: a tensor or a tuple of them (those with requires_grad are checked).
+    :param grad_outputs: the output gradients (default: random, from seed).
+    :param eps: the step of the central differences.
+    :param atol: the absolute tolerance.
+    :param rtol: the tolerance relative to the numeric value.
+    :param raise_exception: raise GradcheckError on a mismatch (else return False).
+    :param seed: the seed of the random output gradients.
+    :returns: True when the second derivatives agree.
+    """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     outputs = _tensors(fn(*inputs))
     if grad_outputs is None:

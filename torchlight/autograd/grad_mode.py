@@ -91,7 +91,10 @@ class enable_grad(_NoArgumentGradMode):
 
 
 class set_grad_enabled(_GradMode):
-    """Turn recording on or off: takes effect at once, and is undone on leaving a ``with`` block."""
+    """Turn recording on or off: takes effect at once, and is undone on leaving a ``with`` block.
+
+    :param mode: True to record, False not to.
+    """
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)

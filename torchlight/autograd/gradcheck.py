@@ -39,6 +39,18 @@ def gradcheck(
     Returns True, or raises GradcheckError showing the mismatch (returns False if
     ``raise_exception=False``). Entries agree when ``|analytic - numeric| <= atol + rtol * |numeric|``.
     With ``check_forward_ad=True`` the Jacobian from forward-mode AD (``J @ u`` by jvp) is checked too.
+
+    :param fn: a function of tensors returning a tensor or a tuple of them.
+    :param inputs: a tensor or a tuple of them (those with requires_grad are checked).
+    :param eps: the step of the central differences.
+    :param atol: the absolute tolerance.
+    :param rtol: the tolerance relative to the numeric value.
+    :param raise_exception: raise GradcheckError on a mismatch (else return False).
+    :param fast_mode: compare random directions, not whole Jacobians (default: for large ones).
+    :param seed: the seed of the random directions.
+    :param check_forward_ad: also check forward-mode AD's Jacobian.
+    :returns: True when the gradients agree.
+    :raises GradcheckError: on a mismatch, with raise_exception.
     """
     f = _Checked(fn, inputs, eps)
     if fast_mode is None:

@@ -26,6 +26,8 @@ def topological_sort(variable: Variable) -> List[Variable]:
 
     Every node comes after all of its parents, and the same graph built twice is ordered the same
     way (an order that follows a set of ids would not be).
+
+    :param variable: the root: the value whose graph is sorted.
     """
     # HINT: a node's inputs in the graph are ``node.parents``; tell nodes apart by ``node.unique_id``.
     # HINT: a chain 10,000 operations deep must not hit Python's recursion limit: keep your own stack.
@@ -82,6 +84,10 @@ def backpropagate(variable: Variable, deriv: Any, visit: Optional[BackwardPass] 
 
     Calling it twice on the same graph adds the second result to the first. ``visit`` says what
     happens at each node (default: a plain ``BackwardPass``).
+
+    :param variable: the root: the value differentiated.
+    :param deriv: the derivative of the final result with respect to variable.
+    :param visit: what happens at each node (default: a plain BackwardPass).
     """
     # HINT: keep a dict from unique_id to the gradient gathered so far; a leaf's goes to
     # HINT: ``visit.leaf(node, d)``; another node's goes on with ``visit.chain_rule(node, d)``

@@ -13,6 +13,12 @@ def central_difference(f: Callable[..., Any], *vals: float, arg: int = 0, epsilo
     ``vals`` are the point (x is ``vals[arg]``; the other values are passed unchanged) and the
     result is a float. f returns a float, or a Scalar (module 1's value: its float is ``.data``)
     once Scalars compute: the tests differentiate Scalar code this way from stage 1.2 on.
+
+    :param f: a function of floats, returning a float or a Scalar.
+    :param vals: the point: one float per argument of f.
+    :param arg: the index of the argument to differentiate in.
+    :param epsilon: the step.
+    :raises IndexError: when arg is not an index of vals.
     """
     if not 0 <= arg < len(vals):
         raise IndexError(f"central_difference: arg={arg} but f was given {len(vals)} values")

@@ -15,7 +15,10 @@ from .variable import Variable
 
 
 def once_differentiable(backward):
-    """Mark a backward as not differentiable itself: a later double backward through it raises."""
+    """Mark a backward as not differentiable itself: a later double backward through it raises.
+
+    :param backward: a Function's backward (the decorator is written above it).
+    """
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
