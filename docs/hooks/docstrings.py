@@ -13,7 +13,9 @@ from typing import Any
 
 _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const|ref):`(~?)([^`]+)`")
 
-__all__ = ["SphinxRoles", "plain"]
+__all__ = ["SphinxRoles", "fields_as_tables", "plain"]
+
+_FIELD = re.compile(r"^:(param|returns?|raises?)\s*([^:]*):\s*(.*)$")
 
 
 def plain(text: str) -> str:
@@ -24,6 +26,31 @@ def plain(text: str) -> str:
         return f"``{target}``"
 
     return _ROLE.sub(replace, text)
+
+
+def fields_as_tables(text: str) -> str:
+    """A docstring's Sphinx fields (``:param x: ...``, ``:returns: ...``, ``:raises E: ...``, at its
+    end) as Markdown tables, as mkdocstrings renders them, for a page written from the object."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _FIELD.match(line)), len(lines))
+    fields: list = []  # [kind, name, description]
+    for line in lines[start:]:
+        m = _FIELD.match(line)
+        if m:
+            fields.append([m[1].rstrip("s"), m[2].strip(), m[3].strip()])
+        elif fields and line.strip():
+            fields[-1][2] += " " + line.strip()  # a continuation line
+    out = "\n".join(lines[:start]).rstrip().splitlines()
+    for kind, title, head in (("param", "Parameters", "Name"), ("raise", "Raises", "Type")):
+        rows = [f"| `{name}` | {_cell(said)} |" for k, name, said in fields if k == kind]
+        if rows:
+            out += ["", f"**{title}:**", "", f"| {head} | Description |", "|---|---|", *rows]
+    out += [line for k, _, said in fields if k == "return" for line in ("", f"**Returns:** {said}")]
+    return "\n".join(out).strip("\n")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")  # (a bar would end the table's cell)
 
 
 try:

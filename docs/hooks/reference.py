@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Tuple
 
-from docstrings import plain  # beside this file (the hooks' folder is on sys.path)
+from docstrings import fields_as_tables, plain  # beside this file (the hooks' folder is on sys.path)
 
 # (module, what a reader finds there), in the order of the course.
 REFERENCE: List[Tuple[str, str]] = [
@@ -118,7 +118,7 @@ def _from_the_object(anchor: str, name: str, obj: object) -> List[str]:
     except (TypeError, ValueError):
         signature = "(...)"
     kind = "class" if inspect.isclass(obj) else "function"
-    doc = plain(inspect.getdoc(obj) or "")
+    doc = fields_as_tables(plain(inspect.getdoc(obj) or ""))
     return [f"## `{name}` {{#{anchor}}}", "", f"*{kind}*", "", "```python", f"{anchor}{signature}", "```", "", doc]
 
 
