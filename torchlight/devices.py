@@ -18,7 +18,11 @@ _TYPES = ("cpu", "cuda")
 
 
 class device:
-    """Where a tensor lives: ``device("cpu")``, ``device("cuda")``, ``device("cuda:0")``."""
+    """Where a tensor lives: ``device("cpu")``, ``device("cuda")``, ``device("cuda:0")``.
+
+    :param type: ``"cpu"``, ``"cuda"`` or ``"cuda:0"`` (or a device).
+    :param index: the device's index (only 0 for cuda).
+    """
 
     __slots__ = ("type", "index")
 
@@ -99,7 +103,10 @@ def backend_for(
 def set_default_device(where: Union[str, device, backends.TensorBackend, None]) -> None:
     """Make new tensors (made without ``device=`` or ``backend=``) live on ``where``, a device or a
     backend name, as PyTorch's ``set_default_device``; None means the CPU. This sets the default
-    backend: "cuda" for the GPU, and for "cpu" the default backend if it runs on the CPU already."""
+    backend: "cuda" for the GPU, and for "cpu" the default backend if it runs on the CPU already.
+
+    :param where: a device, ``"cpu"``, ``"cuda"``, a backend or its name; None means the CPU.
+    """
     backends.set_default_backend(backend_for("cpu" if where is None else where, backends.default()))
 
 

@@ -182,7 +182,10 @@ def _layout(nodes: Dict[int, Tuple[str, Any]], edges: List[Tuple[int, int]]) -> 
 
 
 def value_label(v: Variable) -> str:
-    """Name (if any), value (a number, or a tensor's shape) and gradient (if any)."""
+    """Name (if any), value (a number, or a tensor's shape) and gradient (if any).
+
+    :param v: a Scalar or Tensor.
+    """
     lines = []
     name = getattr(v, "name", None)
     if name:

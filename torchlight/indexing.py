@@ -13,7 +13,11 @@ The layers: ``tensor_data`` and the backends import this file; it imports nothin
 
 
 def index_to_position(index, strides):
-    """The storage position of the element at ``index``: the dot product of index and strides."""
+    """The storage position of the element at ``index``: the dot product of index and strides.
+
+    :param index: one index per dimension.
+    :param strides: the tensor's strides.
+    """
     # BEGIN SOLUTION 2.1
     position = 0
     for i in range(len(strides)):
@@ -26,6 +30,10 @@ def to_index(ordinal, shape, out_index):
     """Fill ``out_index`` with the index of the ``ordinal``-th element of ``shape`` in row-major order.
 
     Row-major ("C") order counts the last dimension fastest: for shape (2, 3) ordinal 4 is (1, 1).
+
+    :param ordinal: the element's number, from 0 to the size - 1.
+    :param shape: the tensor's shape.
+    :param out_index: an array of len(shape) ints, filled in.
     """
     # BEGIN SOLUTION 2.1
     # HINT: walk the dimensions from the last to the first, as digits of a number whose
@@ -60,6 +68,11 @@ def broadcast_index(big_index, big_shape, shape, out_index):
 
     ``shape`` broadcasts to ``big_shape``: it is aligned with the trailing dimensions of
     ``big_shape``, and each of its dimensions of size 1 is read at index 0 whatever the big index.
+
+    :param big_index: an index into big_shape.
+    :param big_shape: the shape broadcast to.
+    :param shape: the shape that broadcasts to big_shape.
+    :param out_index: an array of len(shape) ints, filled in.
     """
     # BEGIN SOLUTION 2.2
     extra = len(big_shape) - len(shape)

@@ -16,10 +16,11 @@ _default = np.random.default_rng()  # unseeded until manual_seed: a different dr
 
 
 def manual_seed(seed: int) -> np.random.Generator:
-    """Seed torchlight's generator; everything random afterwards repeats for the same seed. Returns it.
+    """Seed torchlight's generator; everything random afterwards repeats for the same seed.
 
-    As PyTorch, a seed is a 64-bit integer: from -2**63 to 2**64 - 1, a negative one counting as
-    itself plus 2**64.
+    :param seed: a 64-bit integer: from -2**63 to 2**64 - 1, a negative one counting as itself
+        plus 2**64 (as PyTorch).
+    :returns: the generator.
     """
     global _default
     _default = np.random.default_rng(_seed(seed, "manual_seed"))

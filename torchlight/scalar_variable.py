@@ -17,6 +17,10 @@ class Scalar(Variable):
 
     ``Scalar(3.0)`` is a leaf that receives ``.grad`` from ``backward``; ``Scalar(3.0,
     history=None)`` is a constant, never part of a graph.
+
+    :param value: the number.
+    :param history: how it was computed (default: a leaf's; None: a constant).
+    :param name: a name, shown by ``draw_graph``.
     """
 
     __slots__ = ("data", "name")

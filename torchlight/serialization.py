@@ -48,8 +48,11 @@ _VERSION = 1
 
 
 def save(obj: Any, f: PathLike) -> None:
-    """Write ``obj`` (a state dict: tensors, numbers, strings and dicts/lists/tuples of them) to
-    the file ``f``, replacing it atomically (see the module's docstring for what it promises)."""
+    """Write ``obj`` to a file, replacing it atomically (see the module's docstring for what it promises).
+
+    :param obj: a state dict: tensors, numbers, strings and dicts, lists and tuples of them.
+    :param f: the file's path.
+    """
     path = _path(f, "save")
     arrays: Dict[str, np.ndarray] = {}
     try:
@@ -151,12 +154,16 @@ def load(
     map_location: Any = None,
     weights_only: Optional[bool] = None,
 ) -> Any:
-    """What ``save`` wrote to the file ``f``, with every tensor on ``backend`` (default: the
-    default backend). A missing file raises FileNotFoundError; a damaged or foreign one, RuntimeError.
+    """What ``save`` wrote to a file, with every tensor on ``backend``.
 
-    As in PyTorch, ``map_location`` (a device such as ``"cpu"`` or ``torchlight.device("cuda")``,
-    or a backend name) says where the tensors go; ``weights_only`` is accepted either way, since
-    a torchlight file only ever holds data (nothing in it runs when loaded).
+    :param f: the file's path.
+    :param backend: the backend or its name for the tensors (default: the default backend).
+    :param map_location: PyTorch's name for where the tensors go: a device (``"cpu"``,
+        ``torchlight.device("cuda")``) or a backend name; not with backend.
+    :param weights_only: accepted either way: a torchlight file only ever holds data (nothing in it
+        runs when loaded).
+    :raises FileNotFoundError: for a missing file.
+    :raises RuntimeError: for a damaged or foreign file.
     """
     if weights_only is not None and not isinstance(weights_only, bool):
         raise TypeError(f"torchlight.load(weights_only): expected True or False, got {weights_only!r}")

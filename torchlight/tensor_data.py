@@ -76,6 +76,8 @@ def strides_from_shape(shape: Sequence[int]) -> Shape:
     The last dimension has stride 1; each dimension's stride is the one after it times that
     dimension's size. (As PyTorch: a dimension of size 0 counts as size 1 here, so that it does not
     zero the strides of the dimensions before it.)
+
+    :param shape: the tensor's shape.
     """
     # BEGIN SOLUTION 2.1
     strides = []
@@ -102,9 +104,13 @@ def _int64_array(values: Shape) -> np.ndarray:
 
 
 def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
-    """The shape that two broadcast shapes make together (numpy's rules), or a RuntimeError.
+    """The shape that two broadcast shapes make together (numpy's rules).
 
     Shapes are aligned on their last dimension; each pair of sizes must be equal or contain a 1.
+
+    :param shape1: one shape.
+    :param shape2: the other.
+    :raises RuntimeError: when they do not broadcast, naming the dimension.
     """
     # BEGIN SOLUTION 2.2
     # HINT: pad the shorter shape with leading 1s, then compare the sizes pair by pair; for a pair
@@ -136,7 +142,11 @@ def _cannot_broadcast(shape1: Sequence[int], shape2: Sequence[int], dim: int) ->
 
 
 def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
-    """True when a tensor of ``shape`` broadcasts to ``target`` unchanged: ``expand(target)`` would work."""
+    """True when a tensor of ``shape`` broadcasts to ``target`` unchanged: ``expand(target)`` would work.
+
+    :param shape: the tensor's shape.
+    :param target: the shape to broadcast to.
+    """
     shape, target = tuple(shape), tuple(target)
     # BEGIN SOLUTION 2.2
     if shape == target:
@@ -158,7 +168,14 @@ def normalize_dim(dim: int, dims: int) -> int:
 
 
 class TensorData:
-    """Storage, offset, shape and strides of one tensor (or view), plus the shape operations."""
+    """Storage, offset, shape and strides of one tensor (or view), plus the shape operations.
+
+    :param storage: the values: a numpy array, numbers, or a device array.
+    :param shape: the size of each dimension.
+    :param strides: the storage step of each dimension (default: contiguous, row-major).
+    :param offset: the storage position of the first element.
+    :param version: the version counter that views of one storage share (default: a new one).
+    """
 
     __slots__ = ("storage", "offset", "shape", "strides", "size", "version", "_kernel_args")
     storage: Any  # a 1-D float64 numpy array, or a device array (is_device_array) on the cuda backend
@@ -505,6 +522,8 @@ def is_device_array(storage: Any) -> bool:
 
     Such an array slices like a numpy array and copies to and from the host (``copy_to_host``,
     ``copy_to_device``); its values cannot be read in place from Python.
+
+    :param storage: a tensor's storage.
     """
     return not isinstance(storage, np.ndarray) and hasattr(storage, "copy_to_host")
 
@@ -564,7 +583,9 @@ def infer_shape(sizes: Sequence[int], size: int) -> Shape:
     """The shape that ``view(*sizes)`` gives a tensor of ``size`` elements: sizes are
     non-negative, except one -1 at most, which stands for the size that the others leave.
 
-    A RuntimeError (PyTorch's wording) when the sizes cannot hold exactly ``size`` elements.
+    :param sizes: the sizes asked for, with at most one -1.
+    :param size: the number of elements.
+    :raises RuntimeError: when the sizes cannot hold exactly size elements.
     """
     sizes = tuple(sizes)
     for i, s in enumerate(sizes):

@@ -40,7 +40,11 @@ _default: List[str] = []  # the default backend's name, once decided
 
 
 def register(name: str, factory: Callable[[], TensorBackend]) -> None:
-    """Make ``get(name)`` build its backend with ``factory()`` (called once, on first use)."""
+    """Make ``get(name)`` build its backend with ``factory()`` (called once, on first use).
+
+    :param name: the backend's name.
+    :param factory: a function of no arguments that builds the TensorBackend.
+    """
     _factories[name] = factory
     _backends.pop(name, None)
 
@@ -51,7 +55,12 @@ def names() -> List[str]:
 
 
 def get(name: Union[str, TensorBackend]) -> TensorBackend:
-    """The backend called ``name`` (a TensorBackend passes through unchanged)."""
+    """The backend called ``name`` (a TensorBackend passes through unchanged).
+
+    :param name: a backend's name (``"simple"``, ``"fast"``, ``"cuda"``) or a TensorBackend.
+    :raises ValueError: for an unknown name.
+    :raises BackendUnavailable: when the backend cannot run here (no numba, no GPU).
+    """
     if isinstance(name, TensorBackend):
         return name
     backend = _backends.get(name)
@@ -93,7 +102,10 @@ def default() -> TensorBackend:
 
 def is_default(backend: TensorBackend) -> bool:
     """Whether ``backend`` is the default backend; False, never an error, where no default can be
-    decided (a bad $TORCHLIGHT_BACKEND), so that what only asks (a tensor's repr) keeps working."""
+    decided (a bad $TORCHLIGHT_BACKEND), so that what only asks (a tensor's repr) keeps working.
+
+    :param backend: a TensorBackend.
+    """
     try:
         return backend is default()
     except (ValueError, BackendUnavailable):
@@ -115,7 +127,12 @@ def _preferred() -> str:
 
 
 def set_default_backend(name: Union[str, TensorBackend]) -> None:
-    """Make ``name`` the backend of new tensors created without ``backend=``."""
+    """Make ``name`` the backend of new tensors created without ``backend=``.
+
+    :param name: a backend's name (``"simple"``, ``"fast"``, ``"cuda"``) or a TensorBackend.
+    :raises ValueError: for an unknown name.
+    :raises BackendUnavailable: when the backend cannot run here.
+    """
     backend = get(name)  # fails now, with the reason, if it cannot run here
     if _backends.get(backend.name) is not backend:  # a TensorBackend built by hand: remember it
         _factories[backend.name] = lambda: backend

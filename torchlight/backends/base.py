@@ -59,6 +59,10 @@ class TensorBackend:
     function on tensors; each is built (and, for compiled backends, compiled) once per ``fn``.
     Pass module-level functions, not lambdas made afresh on every call. The results are new
     tensors without history: Functions call these in their forward.
+
+    :param kernels: the kernel set: an object with ``map_kernel``, ``zip_kernel``, ``reduce_kernel``
+        and ``matmul_kernel`` (this module's docstring says what each does).
+    :param name: the backend's name.
     """
 
     def __init__(self, kernels: Any, name: str):

@@ -91,6 +91,13 @@ def write_edition(course: Course, out, solved_through: Optional[str] = None, git
     stage's regions become stubs. ``out`` must not exist or be empty. When anything fails midway
     (git missing or failing, a full disk), what was written is removed again (``out`` itself too,
     unless it was there before), so that the same command can simply be run again.
+
+    :param course: the reference course (``Course.load``'s).
+    :param out: a new or empty folder.
+    :param solved_through: the last stage that keeps its solution (None: none does).
+    :param git: make the edition a git repository with one commit.
+    :raises FileExistsError: when out is there and not empty.
+    :raises GitError: when git cannot make the repository (nothing of the edition is left).
     """
     out = Path(out).resolve()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

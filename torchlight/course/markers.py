@@ -60,10 +60,12 @@ def looks_like_marker(line: str) -> bool:
 
 
 def find_regions(lines: List[str], at: Callable[[int], str]) -> List[Region]:
-    """The regions in ``lines``, in order; ``at(i)`` names line i (0-based) in error messages.
+    """The regions in ``lines``, in order.
 
-    Raises :class:`MarkerError` for a malformed marker, an END without its BEGIN (or with another
-    stage), a BEGIN inside another region, a region left open, or an empty region.
+    :param lines: a file's lines.
+    :param at: a function naming line i (0-based) in error messages.
+    :raises MarkerError: for a malformed marker, an END without its BEGIN (or with another stage), a
+        BEGIN inside another region, a region left open, or an empty region.
     """
     regions: List[Region] = []
     open_: Optional[Region] = None
@@ -110,6 +112,11 @@ def render(
 
     A stub is the region's hints followed by ``stub(region)`` (one statement, e.g. ``raise
     NotImplementedError("Task 1.2: ...")``, on one line or several) at the BEGIN line's indentation.
+
+    :param lines: a file's lines.
+    :param regions: the regions in lines (``find_regions``'s).
+    :param solved: whether a region keeps its body.
+    :param stub: the statement that replaces a region's body.
     """
     out: List[str] = []
     pos = 0

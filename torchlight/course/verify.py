@@ -142,9 +142,18 @@ def verify(
     timeout: float = 1200.0,
     say: Callable[[str], None] = print,
 ) -> int:
-    """Run the checks above for ``stages`` (default: every stage with regions); 0 when all hold.
+    """Run the checks above for ``stages``; 0 when all hold.
 
-    ``notebooks=False`` leaves out step 4 (the notebook runs)."""
+    :param course: the reference course (``Course.load``'s).
+    :param stages: the stages to check (default: every stage with regions).
+    :param cumulative: with stage t solved, grade every stage up to t.
+    :param whole_course: in the full edition, grade the whole course, not only the stages with regions.
+    :param keep: keep the temporary edition (its path is said).
+    :param notebooks: run each stage's notebook (step 4).
+    :param timeout: the seconds one grading or notebook run may take.
+    :param say: where progress lines go.
+    :raises ValueError: for a stage without regions.
+    """
     start = time.perf_counter()
     staged = course.staged()
     todo = list(staged) if not stages else list(stages)

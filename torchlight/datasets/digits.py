@@ -48,16 +48,19 @@ def _is_test(labels: np.ndarray) -> np.ndarray:
 class Digits(ArrayDataset):
     """The UCI handwritten digits: 1,797 grey 8x8 images of the digits 0-9 (CC BY 4.0).
 
-    ``Digits(train=True, transform=None, target_transform=None)``: ``.data`` (N, 8, 8) float64 in
-    [0, 1] (the 0..16 pixel counts divided by 16), ``.targets`` (N,) int64, and items
-    ``(image tensor (1, 8, 8), int label)``. The split is fixed, so it is the same everywhere and
-    involves no random numbers: every fifth image of each digit in file order (the 5th, 10th, ...)
-    is in the test set (355 images, 20% of each class rounded down), the other 1,442 in the
-    training set.
+    ``.data`` (N, 8, 8) float64 in [0, 1] (the 0..16 pixel counts divided by 16), ``.targets``
+    (N,) int64, and items ``(image tensor (1, 8, 8), int label)``. The split is fixed, so it is the
+    same everywhere and involves no random numbers: every fifth image of each digit in file order
+    (the 5th, 10th, ...) is in the test set (355 images, 20% of each class rounded down), the other
+    1,442 in the training set.
 
     Data: E. Alpaydin and C. Kaynak, "Optical Recognition of Handwritten Digits", UCI Machine
     Learning Repository (1998), https://doi.org/10.24432/C50P49, CC BY 4.0; the copy that
     scikit-learn ships. See docs/datasets.md.
+
+    :param train: the training set (True) or the test set (False).
+    :param transform: a function applied to each image tensor as it is read (None: none).
+    :param target_transform: a function applied to each int label (None: none).
     """
 
     classes = [str(digit) for digit in range(10)]

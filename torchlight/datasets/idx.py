@@ -21,10 +21,11 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def read_idx(path: Union[str, "os.PathLike[str]"]) -> np.ndarray:
-    """The array stored in the IDX file at ``path`` (gzip-compressed or not), in native byte order.
+    """The array stored in an IDX file (gzip-compressed or not), in native byte order.
 
-    Raises ``ValueError`` naming the file when it is not an IDX file (wrong magic number), is
-    truncated or longer than its header says, or is a damaged gzip file.
+    :param path: the file.
+    :raises ValueError: naming the file when it is not an IDX file (wrong magic number), is
+        truncated or longer than its header says, or is a damaged gzip file.
     """
     path = os.fspath(path)
     with open(path, "rb") as f:

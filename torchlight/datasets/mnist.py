@@ -21,11 +21,15 @@ PathLike = Union[str, "os.PathLike[str]"]
 class MNIST(ArrayDataset):
     """The MNIST handwritten digits (LeCun, Cortes and Burges): ``.data`` (N, 28, 28) in [0, 1].
 
-    ``MNIST(root, train=True, transform=None, target_transform=None, download=False)``: the 60,000
-    training or the 10,000 test images, read from the IDX files in ``root/MNIST/raw`` or ``root``.
-    ``download=True`` first fetches the files that are missing into ``root/MNIST/raw``, from the
-    first of ``mirrors`` that serves them with the SHA-256 that ``resources`` lists. Items are
-    ``(image tensor (1, 28, 28), int label)``.
+    The 60,000 training or the 10,000 test images, read from the IDX files in ``root/MNIST/raw``
+    or ``root``. Items are ``(image tensor (1, 28, 28), int label)``.
+
+    :param root: the folder that holds the files.
+    :param train: the training set (True) or the test set (False).
+    :param transform: a function applied to each image tensor as it is read (None: none).
+    :param target_transform: a function applied to each int label (None: none).
+    :param download: first fetch the files that are missing into ``root/MNIST/raw``, from the first of
+        ``mirrors`` that serves them with the SHA-256 that ``resources`` lists.
     """
 
     # torchvision's mirror first; both serve the same bytes.
@@ -137,9 +141,14 @@ class MNIST(ArrayDataset):
 class FashionMNIST(MNIST):
     """Zalando's Fashion-MNIST (Xiao, Rasul and Vollgraf): MNIST's format with 10 kinds of clothing.
 
-    ``FashionMNIST(root, train=True, transform=None, target_transform=None, download=False)``:
-    files in ``root/FashionMNIST/raw`` or ``root``; ``download=True`` fetches them from Zalando's
-    S3 bucket. Items are ``(image tensor (1, 28, 28), int label)``.
+    Files in ``root/FashionMNIST/raw`` or ``root``. Items are ``(image tensor (1, 28, 28), int label)``.
+
+    :param root: the folder that holds the files.
+    :param train: the training set (True) or the test set (False).
+    :param transform: a function applied to each image tensor as it is read (None: none).
+    :param target_transform: a function applied to each int label (None: none).
+    :param download: first fetch the files that are missing into ``root/FashionMNIST/raw``, from Zalando's
+        S3 bucket.
     """
 
     mirrors = ["http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"]

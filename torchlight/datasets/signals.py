@@ -34,13 +34,19 @@ def _wave(kind: int, cycles: np.ndarray) -> np.ndarray:
 class Waveforms(ArrayDataset):
     """Seeded noisy waveforms to classify by shape: 0 sine, 1 square, 2 triangle, 3 sawtooth.
 
-    ``Waveforms(n=1000, length=64, train=True, seed=0, noise=0.1, transform=None,
-    target_transform=None)``: ``n`` signals of ``length`` samples, ``.data`` (n, length) float64,
-    ``.targets`` (n,) int64 with the four classes equally often (counts differ by at most one),
-    in random order, and items ``(signal tensor (1, length), int label)``. Each signal has a
-    random frequency (1 to 4 cycles per window), phase and amplitude (0.5 to 1), plus Gaussian
-    noise of standard deviation ``noise``. The same arguments give the same signals on every
-    machine; the training and test sets of one seed are drawn independently.
+    ``.data`` (n, length) float64, ``.targets`` (n,) int64 with the four classes equally often
+    (counts differ by at most one), in random order, and items ``(signal tensor (1, length), int
+    label)``. Each signal has a random frequency (1 to 4 cycles per window), phase and amplitude
+    (0.5 to 1), plus Gaussian noise. The same arguments give the same signals on every machine; the
+    training and test sets of one seed are drawn independently.
+
+    :param n: how many signals.
+    :param length: the samples in each.
+    :param train: the training set (True) or the test set (False).
+    :param seed: the seed the signals are drawn with.
+    :param noise: the standard deviation of the noise.
+    :param transform: a function applied to each signal tensor as it is read (None: none).
+    :param target_transform: a function applied to each int label (None: none).
     """
 
     classes = ["sine", "square", "triangle", "sawtooth"]

@@ -58,17 +58,32 @@ def _labelled(fn_name: str, n: int, seed: int, label: Callable[[float, float], b
 
 
 def simple(n: int, seed: int = 0) -> Graph:
-    """Left half (x1 < 0.5) is class 1: one vertical line separates the classes."""
+    """Left half (x1 < 0.5) is class 1: one vertical line separates the classes.
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
+    """
     return _labelled("simple", n, seed, lambda x1, x2: x1 < 0.5)
 
 
 def diag(n: int, seed: int = 0) -> Graph:
-    """The corner below the diagonal x1 + x2 < 0.5 is class 1: one slanted line separates them."""
+    """The corner below the diagonal x1 + x2 < 0.5 is class 1: one slanted line separates them.
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
+    """
     return _labelled("diag", n, seed, lambda x1, x2: x1 + x2 < 0.5)
 
 
 def split(n: int, seed: int = 0) -> Graph:
-    """Both outer strips (x1 < 0.2 or x1 > 0.8) are class 1: needs two lines, so a hidden layer."""
+    """Both outer strips (x1 < 0.2 or x1 > 0.8) are class 1: needs two lines, so a hidden layer.
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
+    """
     return _labelled("split", n, seed, lambda x1, x2: x1 < 0.2 or x1 > 0.8)
 
 
@@ -76,6 +91,10 @@ def xor(n: int, seed: int = 0) -> Graph:
     """Top-left and bottom-right quadrants are class 1: the classic problem no single line solves.
 
     That is, exactly one of x1 and x2 is below 0.5 (x2 points up; 0.5 itself is not below).
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
     """
     # BEGIN SOLUTION 0.4
     return _labelled("xor", n, seed, lambda x1, x2: (x1 < 0.5) != (x2 < 0.5))
@@ -83,7 +102,12 @@ def xor(n: int, seed: int = 0) -> Graph:
 
 
 def circle(n: int, seed: int = 0) -> Graph:
-    """Points outside the circle of radius sqrt(0.1) around (0.5, 0.5) are class 1 (on it: 0)."""
+    """Points outside the circle of radius sqrt(0.1) around (0.5, 0.5) are class 1 (on it: 0).
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
+    """
     # BEGIN SOLUTION 0.4
     return _labelled("circle", n, seed, lambda x1, x2: (x1 - 0.5) ** 2 + (x2 - 0.5) ** 2 > 0.1)
     # END SOLUTION 0.4
@@ -94,6 +118,10 @@ def spiral(n: int, seed: int = 0) -> Graph:
 
     Each arm turns 1.5 times while its radius grows from 0.05 to 0.45, so every point lies
     inside the unit square; a little noise makes seeds differ.
+
+    :param n: how many points.
+    :param seed: the seed the points are drawn with.
+    :returns: a Graph: ``n``, ``X`` (n points in the unit square) and ``y`` (n labels, 0 or 1).
     """
     _check("spiral", n, seed)
     rng = random.Random(seed)
@@ -121,7 +149,11 @@ TOY: Dict[str, Callable[..., Graph]] = {
 
 
 def get(name: str) -> Callable[..., Graph]:
-    """The toy data set function called ``name`` (one of ``TOY``'s keys)."""
+    """The toy data set function called ``name`` (one of ``TOY``'s keys).
+
+    :param name: one of ``TOY``'s keys.
+    :raises ValueError: for any other name.
+    """
     try:
         return TOY[name]
     except (KeyError, TypeError):

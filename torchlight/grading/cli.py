@@ -23,7 +23,10 @@ __all__ = ["main", "write_results"]
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m torchlight.grading 1.3 [1.4 ...]``: grade stages; exit status 0 if all passed, 1 if one
-    failed, 2 for a mistake on the command line (one line on stderr)."""
+    failed, 2 for a mistake on the command line (one line on stderr).
+
+    :param argv: the command line's arguments (default: ``sys.argv[1:]``).
+    """
     # Imported here, not above: the autograder's copy of this package (torchlight_grading), outside
     # torchlight, imports this file for write_results and never runs main.
     from ..utils.cli import ArgumentParser, positive_float

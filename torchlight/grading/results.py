@@ -205,6 +205,8 @@ def course_table(results: Sequence[GradeResult]) -> str:
 
     The checks column leaves out skipped checks (PyTorch comparisons where torch is not installed):
     a stage that passes shows ``41/41``, not ``41/59``.
+
+    :param results: one GradeResult per stage, in course order (``grade_stages``'s).
     """
     lines = [f"{'stage':6} {'':36} {'checks':>7}  state"]
     module = None
@@ -249,6 +251,12 @@ def gradescope(
     (its own or an earlier stage's) scores 0, and another the fraction of the checks that ran. Each test's output is the
     stage's table; stages with nothing to run (no checks, or all skipped) are left out.
     ``execution_time`` is the wall time of the run (default: the checks' own time, added up).
+
+    :param results: one GradeResult per stage (``grade_stages``'s).
+    :param partial_credit: a stage that does not pass scores the fraction of its checks that passed.
+    :param given: the node ids of the checks that pass in the edition as handed out.
+    :param execution_time: the run's wall time in seconds.
+    :returns: the dict to write as Gradescope's results.json.
     """
     given = set(given) if given is not None else None
     tests: List[Dict[str, Any]] = []

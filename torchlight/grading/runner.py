@@ -54,6 +54,15 @@ def grade(
     The checks run in this process (they see the code as it is now, notebook changes included);
     ``isolated=True`` runs them in a child process with a ``time_limit`` per check, as
     ``grade_stages`` does.
+
+    :param stage: ``"1.3"``, ``"task1_3"``, or ``"1"`` for a module.
+    :param strict: raise StageFailed when the stage does not pass.
+    :param show: show the table.
+    :param tests_dir: a folder to take the checks from in place of the checkout's ``tests/``.
+    :param isolated: run the checks in a child process.
+    :param time_limit: the seconds one check may run (default ``TIME_LIMIT``).
+    :returns: the stage's GradeResult.
+    :raises ValueError: for an unknown stage.
     """
     chosen = find_stage(stage)
     tests = Path(tests_dir) if tests_dir is not None else CHECKOUT / "tests"
@@ -85,6 +94,13 @@ def grade_stages(
     ``setup.cfg`` lists the stages, its ``tests/`` holds the checks). The checks run in a child
     process (``isolated=False``: in this one), each for at most ``time_limit`` seconds
     (default ``TIME_LIMIT``, 60 s, or the environment's ``TORCHLIGHT_TIME_LIMIT``).
+
+    :param names: the stages, as for grade (none: the whole course).
+    :param tests_dir: a folder to take the checks from in place of the checkout's ``tests/``.
+    :param root: the checkout or edition graded (default: the one this grader belongs to).
+    :param isolated: run the checks in a child process (False: in this one).
+    :param time_limit: the seconds one check may run (default ``TIME_LIMIT``).
+    :returns: one GradeResult per task stage, in course order.
     """
     base = Path(root).resolve() if root is not None else CHECKOUT
     chosen = expand(names, base)

@@ -48,7 +48,7 @@ class Stage:
 def stages(root: Optional[Union[str, Path]] = None) -> Dict[str, Stage]:
     """Every gradable stage by name (``"1.3"``, and ``"1"`` for a whole module), in course order.
 
-    ``root`` is the checkout whose ``setup.cfg`` lists the stages (by default, this one).
+    :param root: the checkout whose ``setup.cfg`` lists the stages (default: this one).
     """
     markers = _registered_markers(Path(root) if root is not None else CHECKOUT)
     found: Dict[str, Stage] = {}

@@ -11,8 +11,8 @@ __all__ = ["LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
 class ReLU(Module):
     """max(x, 0), elementwise.
 
-    ``inplace=True`` is accepted for PyTorch's programs (``nn.ReLU(inplace=True)``) but computes a
-    new tensor and leaves the input unchanged: the result is the same, it only saves memory there.
+    :param inplace: accepted for PyTorch's programs (``nn.ReLU(inplace=True)``); a new tensor is
+        computed and the input left unchanged: the result is the same.
     """
 
     def __init__(self, inplace: bool = False):
@@ -50,7 +50,10 @@ def _check_dim(dim: object, layer: str) -> int:
 
 
 class Softmax(Module):
-    """softmax along ``dim``: each slice along it becomes probabilities that sum to 1."""
+    """softmax along ``dim``: each slice along it becomes probabilities that sum to 1.
+
+    :param dim: the dimension that sums to 1.
+    """
 
     def __init__(self, dim: int):
         super().__init__()
@@ -64,7 +67,10 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    """log(softmax) along ``dim``, computed stably (the input ``NLLLoss`` expects)."""
+    """log(softmax) along ``dim``, computed stably (the input ``NLLLoss`` expects).
+
+    :param dim: the dimension softmax normalizes over.
+    """
 
     def __init__(self, dim: int):
         super().__init__()

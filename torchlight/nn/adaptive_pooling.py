@@ -55,43 +55,62 @@ class _AdaptiveMaxPool(Module):
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPool):
     """The mean of each of ``output_size`` windows that cover a signal (N, C, L) or (C, L),
-    whatever its length, as ``torch.nn.AdaptiveAvgPool1d`` (``output_size``: an int)."""
+    whatever its length, as ``torch.nn.AdaptiveAvgPool1d``.
+
+    :param output_size: the output's length, an int.
+    """
 
     n = 1
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPool):
     """The mean of each of ``output_size`` windows that cover an image (N, C, H, W) or (C, H, W),
-    whatever its size, as ``torch.nn.AdaptiveAvgPool2d`` (``output_size``: an int, or a pair whose
-    None keeps that size)."""
+    whatever its size, as ``torch.nn.AdaptiveAvgPool2d``.
+
+    :param output_size: the output's (H, W): an int, or a pair whose None keeps that size.
+    """
 
     n = 2
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPool):
     """The mean of each of ``output_size`` windows that cover a volume (N, C, D, H, W) or
-    (C, D, H, W), as ``torch.nn.AdaptiveAvgPool3d`` (an int, or a triple of ints or None)."""
+    (C, D, H, W), as ``torch.nn.AdaptiveAvgPool3d``.
+
+    :param output_size: the output's (D, H, W): an int, or a triple of ints or None.
+    """
 
     n = 3
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     """The largest value of each of ``output_size`` windows that cover a signal, as
-    ``torch.nn.AdaptiveMaxPool1d``; ``return_indices=True`` also returns where each is."""
+    ``torch.nn.AdaptiveMaxPool1d``.
+
+    :param output_size: the output's length, an int.
+    :param return_indices: also return where each largest value is.
+    """
 
     n = 1
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """The largest value of each of ``output_size`` windows that cover an image, as
-    ``torch.nn.AdaptiveMaxPool2d``; ``return_indices=True`` also returns where each is
-    (``h * W + w``, int64)."""
+    ``torch.nn.AdaptiveMaxPool2d``.
+
+    :param output_size: the output's (H, W): an int, or a pair whose None keeps that size.
+    :param return_indices: also return where each largest value is (``h * W + w``, int64).
+    """
 
     n = 2
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPool):
     """The largest value of each of ``output_size`` windows that cover a volume, as
-    ``torch.nn.AdaptiveMaxPool3d``; ``return_indices=True`` also returns where each is."""
+    ``torch.nn.AdaptiveMaxPool3d``.
+
+    :param output_size: the output's (D, H, W): an int, or a triple of ints or None.
+    :param return_indices: also return where each largest value is.
+    """
 
     n = 3

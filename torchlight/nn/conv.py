@@ -90,7 +90,20 @@ class _ConvNd(Module):
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, in_channels, W) inputs, as ``torch.nn.Conv1d``: (N, out_channels, W_out)."""
+    """1-D convolution over (N, in_channels, W) inputs, as ``torch.nn.Conv1d``: (N, out_channels, W_out).
+
+    :param in_channels: the input's channels.
+    :param out_channels: the output's channels (the number of filters).
+    :param kernel_size: the window's size: an int.
+    :param stride: the step between windows: an int.
+    :param padding: zeros added on each side: an int, or ``"same"`` or ``"valid"``.
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param groups: only 1 (PyTorch's other values are not supported).
+    :param bias: give the layer a bias.
+    :param backend: the backend or its name of the parameters (default: the default backend).
+    :param seed: draw the initial values from a new generator seeded with it.
+    :param generator: a numpy Generator to draw them from (default: torchlight's).
+    """
 
     _spatial = 1
     _conv = staticmethod(conv1d)
@@ -98,7 +111,20 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, in_channels, H, W) inputs, as ``torch.nn.Conv2d``: (N, out_channels,
-    H_out, W_out). ``kernel_size``, ``stride`` and ``padding`` are an int or a pair (height, width)."""
+    H_out, W_out).
+
+    :param in_channels: the input's channels.
+    :param out_channels: the output's channels (the number of filters).
+    :param kernel_size: the window's size: an int or a pair (height, width).
+    :param stride: the step between windows: an int or a pair (height, width).
+    :param padding: zeros added on each side: an int or a pair (height, width), or ``"same"`` or ``"valid"``.
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param groups: only 1 (PyTorch's other values are not supported).
+    :param bias: give the layer a bias.
+    :param backend: the backend or its name of the parameters (default: the default backend).
+    :param seed: draw the initial values from a new generator seeded with it.
+    :param generator: a numpy Generator to draw them from (default: torchlight's).
+    """
 
     _spatial = 2
     _conv = staticmethod(conv2d)

@@ -13,7 +13,11 @@ __all__ = ["Dropout"]
 class Dropout(Module):
     """While training, each element zeroed with probability ``p`` and the rest scaled by
     ``1 / (1 - p)``; the identity in eval mode (as ``torch.nn.Dropout``). Masks are drawn from
-    torchlight's generator (``torchlight.manual_seed``)."""
+    torchlight's generator (``torchlight.manual_seed``).
+
+    :param p: the probability of zeroing an element, in [0, 1].
+    :param inplace: accepted for PyTorch's programs (the result is a new tensor).
+    """
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()

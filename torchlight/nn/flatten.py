@@ -11,7 +11,11 @@ __all__ = ["Flatten"]
 
 class Flatten(Module):
     """Merges dimensions ``start_dim`` to ``end_dim`` into one: ``(N, C, H, W)`` becomes
-    ``(N, C * H * W)`` with the defaults, keeping the batch dimension (as ``torch.nn.Flatten``)."""
+    ``(N, C * H * W)`` with the defaults, keeping the batch dimension (as ``torch.nn.Flatten``).
+
+    :param start_dim: the first dimension merged.
+    :param end_dim: the last dimension merged.
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()

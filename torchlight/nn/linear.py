@@ -25,9 +25,15 @@ class Linear(Module):
     """Applies ``x @ weight.T + bias`` to the last dimension of ``x`` (as ``torch.nn.Linear``).
 
     ``weight`` has shape ``(out_features, in_features)`` and ``bias`` ``(out_features,)``; both
-    start uniform in ``(-1/sqrt(in_features), 1/sqrt(in_features))``, PyTorch's default. They are
-    drawn from torchlight's generator (``torchlight.manual_seed``), or from a numpy ``generator``
-    (shared by several layers, each gets different values), or from a new one seeded with ``seed``.
+    start uniform in ``(-1/sqrt(in_features), 1/sqrt(in_features))``, PyTorch's default.
+
+    :param in_features: the size of the last dimension of the input.
+    :param out_features: the size of the last dimension of the output.
+    :param bias: give the layer a bias.
+    :param backend: the backend or its name of the parameters (default: the default backend).
+    :param seed: draw the initial values from a new generator seeded with it.
+    :param generator: a numpy Generator to draw them from, shared by several layers (each gets
+        different values); neither: torchlight's generator (``torchlight.manual_seed``).
     """
 
     # Module 3: on the compiled backends forward runs the fused Function (the same values and

@@ -30,7 +30,13 @@ class _WeightedLoss(_Loss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """``F.cross_entropy``: scores ``(N, C, ...)`` against class indices or class probabilities."""
+    """``F.cross_entropy``: scores ``(N, C, ...)`` against class indices or class probabilities.
+
+    :param weight: a weight for each class, a tensor of C values (None: all 1).
+    :param ignore_index: a target class index that adds no loss.
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    :param label_smoothing: the share of the target spread evenly over the classes, in [0, 1].
+    """
 
     def __init__(
         self,
@@ -54,7 +60,12 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class NLLLoss(_WeightedLoss):
-    """``F.nll_loss``: log-probabilities ``(N, C, ...)`` (from ``LogSoftmax``) against class indices."""
+    """``F.nll_loss``: log-probabilities ``(N, C, ...)`` (from ``LogSoftmax``) against class indices.
+
+    :param weight: a weight for each class, a tensor of C values (None: all 1).
+    :param ignore_index: a target class index that adds no loss.
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    """
 
     def __init__(self, weight: Optional[Tensor] = None, ignore_index: int = -100, reduction: str = "mean"):
         super().__init__(weight, reduction)
@@ -65,21 +76,33 @@ class NLLLoss(_WeightedLoss):
 
 
 class MSELoss(_Loss):
-    """``F.mse_loss``: the squared error."""
+    """``F.mse_loss``: the squared error.
+
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class BCELoss(_WeightedLoss):
-    """``F.binary_cross_entropy``: probabilities in [0, 1] against targets in [0, 1]."""
+    """``F.binary_cross_entropy``: probabilities in [0, 1] against targets in [0, 1].
+
+    :param weight: a weight for each element, broadcast against the input (None: all 1).
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_WeightedLoss):
-    """``F.binary_cross_entropy_with_logits``: scores against targets in [0, 1], stably."""
+    """``F.binary_cross_entropy_with_logits``: scores against targets in [0, 1], stably.
+
+    :param weight: a weight for each element, broadcast against the input (None: all 1).
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    :param pos_weight: a weight for the positive targets, one per class (None: 1).
+    """
 
     def __init__(self, weight: Optional[Tensor] = None, reduction: str = "mean", pos_weight: Optional[Tensor] = None):
         super().__init__(weight, reduction)

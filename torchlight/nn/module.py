@@ -19,6 +19,9 @@ class Parameter:
 
     Modules hand out the Parameter itself; the current value is ``p.value``, and
     ``p.update(x)`` replaces it.
+
+    :param value: a Scalar or Tensor.
+    :param name: a name for it (None: none).
     """
 
     def __init__(self, value: Any, name: Optional[str] = None):

@@ -160,33 +160,60 @@ def _indices(x: Tensor, n: int, outs: Tuple[int, ...]) -> Tensor:
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
-    """The mean of each window of input (N, C, L) or (C, L): (N, C, output_size)."""
+    """The mean of each window of input (N, C, L) or (C, L): (N, C, output_size).
+
+    :param input: a signal (N, C, L) or (C, L).
+    :param output_size: the output's length, an int.
+    """
     return _avg("adaptive_avg_pool1d", input, output_size, 1)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """The mean of each window of input (N, C, H, W) or (C, H, W): (N, C, *output_size)."""
+    """The mean of each window of input (N, C, H, W) or (C, H, W): (N, C, *output_size).
+
+    :param input: an image (N, C, H, W) or (C, H, W).
+    :param output_size: the output's (H, W): an int, or a pair whose None keeps that size.
+    """
     return _avg("adaptive_avg_pool2d", input, output_size, 2)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
-    """The mean of each window of input (N, C, D, H, W) or (C, D, H, W): (N, C, *output_size)."""
+    """The mean of each window of input (N, C, D, H, W) or (C, D, H, W): (N, C, *output_size).
+
+    :param input: a volume (N, C, D, H, W) or (C, D, H, W).
+    :param output_size: the output's (D, H, W): an int, or a triple of ints or None.
+    """
     return _avg("adaptive_avg_pool3d", input, output_size, 3)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The largest value of each window of input (N, C, L) or (C, L): (N, C, output_size), and with
-    ``return_indices=True`` also where each is (int64 positions along L)."""
+    ``return_indices=True`` also where each is (int64 positions along L).
+
+    :param input: a signal (N, C, L) or (C, L).
+    :param output_size: the output's length, an int.
+    :param return_indices: also return where each largest value is.
+    """
     return _max("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The largest value of each window of input (N, C, H, W) or (C, H, W): (N, C, *output_size),
-    and with ``return_indices=True`` also where each is (int64, ``h * W + w``)."""
+    and with ``return_indices=True`` also where each is (int64, ``h * W + w``).
+
+    :param input: an image (N, C, H, W) or (C, H, W).
+    :param output_size: the output's (H, W): an int, or a pair whose None keeps that size.
+    :param return_indices: also return where each largest value is.
+    """
     return _max("adaptive_max_pool2d", input, output_size, 2, return_indices)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The largest value of each window of input (N, C, D, H, W) or (C, D, H, W), and with
-    ``return_indices=True`` also where each is (int64, ``(d * H + h) * W + w``)."""
+    ``return_indices=True`` also where each is (int64, ``(d * H + h) * W + w``).
+
+    :param input: a volume (N, C, D, H, W) or (C, D, H, W).
+    :param output_size: the output's (D, H, W): an int, or a triple of ints or None.
+    :param return_indices: also return where each largest value is.
+    """
     return _max("adaptive_max_pool3d", input, output_size, 3, return_indices)

@@ -147,8 +147,17 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """1-D convolution (cross-correlation, as PyTorch) of input (N, C, W) or (C, W) with weight
-    (O, C, K): (N, O, W_out), W_out = (W + 2 padding - K) // stride + 1. ``padding`` may be
-    'valid' (0) or 'same' (output as long as the input; stride 1, odd kernel)."""
+    (O, C, K): (N, O, W_out), W_out = (W + 2 padding - K) // stride + 1.
+
+    :param input: a signal (N, C, W) or (C, W).
+    :param weight: the filters (O, C, K).
+    :param bias: one value per output channel, (O,) (None: none).
+    :param stride: the step between windows: an int.
+    :param padding: zeros added on each side: an int, ``"valid"`` (0) or ``"same"`` (output as long as
+        the input; stride 1, odd kernel).
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param groups: only 1 (PyTorch's other values are not supported).
+    """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -162,8 +171,17 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution (cross-correlation, as PyTorch) of input (N, C, H, W) or (C, H, W) with
-    weight (O, C, KH, KW): (N, O, H_out, W_out). ``stride`` and ``padding`` are an int or a pair
-    (height, width); ``padding`` may also be 'valid' or 'same' (stride 1, odd kernel)."""
+    weight (O, C, KH, KW): (N, O, H_out, W_out).
+
+    :param input: an image (N, C, H, W) or (C, H, W).
+    :param weight: the filters (O, C, KH, KW).
+    :param bias: one value per output channel, (O,) (None: none).
+    :param stride: the step between windows: an int or a pair (height, width).
+    :param padding: zeros added on each side: an int, a pair, ``"valid"`` or ``"same"`` (stride 1, odd
+        kernel).
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param groups: only 1 (PyTorch's other values are not supported).
+    """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 

@@ -519,15 +519,26 @@ class IsClose(_Compare):
 
 
 def sub(a: Tensor, b: Tensor) -> Tensor:
-    """a - b = a + (-b)"""
+    """a - b = a + (-b)
+
+    :param a: a tensor.
+    :param b: a tensor.
+    """
     return a + (-b)
 
 
 def div(a: Tensor, b: Tensor) -> Tensor:
-    """a / b = a * (1 / b)"""
+    """a / b = a * (1 / b)
+
+    :param a: a tensor.
+    :param b: a tensor.
+    """
     return a * Inv.apply(b)
 
 
 def tanh(a: Tensor) -> Tensor:
-    """tanh(a) = 2 * sigmoid(2a) - 1"""
+    """tanh(a) = 2 * sigmoid(2a) - 1
+
+    :param a: a tensor.
+    """
     return (a * 2.0).sigmoid() * 2.0 + (-1.0)

@@ -119,7 +119,15 @@ def scatter_(
 def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *, reduce: Optional[str] = None
 ) -> Tensor:
-    """A copy of input with src's values (or value) written along ``dim`` at ``index`` (``scatter_``)."""
+    """A copy of input with src's values (or value) written along ``dim`` at ``index`` (``scatter_``).
+
+    :param input: the tensor copied.
+    :param dim: the dimension that index picks along.
+    :param index: an int64 tensor: where each value goes along dim.
+    :param src: a tensor of the values (or give value).
+    :param value: one number for every position (or give src).
+    :param reduce: ``"add"``: add to what is there (None: replace; ``"multiply"`` is not supported).
+    """
     return scatter_(input.clone(), dim, index, src, value, reduce=reduce)
 
 
@@ -135,5 +143,11 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """A copy of input with src's values added along ``dim`` at ``index`` (``scatter_add_``)."""
+    """A copy of input with src's values added along ``dim`` at ``index`` (``scatter_add_``).
+
+    :param input: the tensor copied.
+    :param dim: the dimension that index picks along.
+    :param index: an int64 tensor: where each value goes along dim.
+    :param src: a tensor of the values.
+    """
     return scatter_add_(input.clone(), dim, index, src)

@@ -37,7 +37,16 @@ def adam_update(
 
 
 class Adam(Optimizer):
-    """Adam, as ``torch.optim.Adam``: ``weight_decay`` adds ``weight_decay * value`` to the gradient."""
+    """Adam, as ``torch.optim.Adam``: ``weight_decay`` adds ``weight_decay * value`` to the gradient.
+
+    :param params: the parameters to update: an iterable of Parameters (``model.parameters()``),
+        or of dicts, each a parameter group with ``"params"`` and its own settings.
+    :param lr: the learning rate.
+    :param betas: the decay rates of the gradient's running mean and of its square's.
+    :param eps: added to the denominator, for stability.
+    :param weight_decay: the factor of the value added to the gradient.
+    :param amsgrad: only False (torchlight has no AMSGrad variant).
+    """
 
     # Module 3's speed, for the compiled backends: the same update in numpy, in place on the
     # storages, instead of ten tensor operations per parameter (each a kernel launch and a Python
@@ -113,7 +122,16 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """AdamW, as ``torch.optim.AdamW``: each step first multiplies the value by ``1 - lr * weight_decay``."""
+    """AdamW, as ``torch.optim.AdamW``: each step first multiplies the value by ``1 - lr * weight_decay``.
+
+    :param params: the parameters to update: an iterable of Parameters (``model.parameters()``),
+        or of dicts, each a parameter group with ``"params"`` and its own settings.
+    :param lr: the learning rate.
+    :param betas: the decay rates of the gradient's running mean and of its square's.
+    :param eps: added to the denominator, for stability.
+    :param weight_decay: each step first multiplies the value by ``1 - lr * weight_decay``.
+    :param amsgrad: only False (torchlight has no AMSGrad variant).
+    """
 
     decoupled_weight_decay = True
 

@@ -42,6 +42,10 @@ class Optimizer:
 
     A subclass passes its default settings to ``__init__``, checks a group's settings in
     ``check_group`` and defines ``_update`` (one parameter's step) or ``step``.
+
+    :param params: the parameters to update: an iterable of Parameters (``model.parameters()``),
+        or of dicts, each a parameter group with ``"params"`` and its own settings.
+    :param defaults: the subclass's settings, for groups that do not give their own.
     """
 
     def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]):

@@ -23,9 +23,18 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
-    """RMSprop, as ``torch.optim.RMSprop`` (``lr=0.01, alpha=0.99, eps=1e-8, weight_decay=0,
-    momentum=0, centered=False``); its state per parameter: ``step``, ``square_avg``, and
-    ``momentum_buffer`` (with momentum) and ``grad_avg`` (centered)."""
+    """RMSprop, as ``torch.optim.RMSprop``; its state per parameter: ``step``, ``square_avg``, and
+    ``momentum_buffer`` (with momentum) and ``grad_avg`` (centered).
+
+    :param params: the parameters to update: an iterable of Parameters (``model.parameters()``),
+        or of dicts, each a parameter group with ``"params"`` and its own settings.
+    :param lr: the learning rate.
+    :param alpha: the decay rate of the squared gradient's running mean.
+    :param eps: added to the denominator, for stability.
+    :param weight_decay: the factor of the value added to the gradient.
+    :param momentum: the factor of the velocity kept each step (0: none).
+    :param centered: divide by the gradient's variance (its mean subtracted), not its square's mean.
+    """
 
     def __init__(
         self,

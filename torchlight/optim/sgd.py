@@ -22,6 +22,14 @@ class SGD(Optimizer):
     With g the gradient (plus ``weight_decay * value``): velocity = momentum * velocity +
     (1 - dampening) * g (g itself on the first step); value -= lr * velocity, or with
     ``nesterov=True`` value -= lr * (g + momentum * velocity).
+
+    :param params: the parameters to update: an iterable of Parameters (``model.parameters()``),
+        or of dicts, each a parameter group with ``"params"`` and its own settings.
+    :param lr: the learning rate.
+    :param momentum: the factor of the velocity kept each step, in [0, 1).
+    :param dampening: the share of the gradient left out of the velocity.
+    :param weight_decay: the factor of the value added to the gradient.
+    :param nesterov: step along g + momentum * velocity.
     """
 
     def __init__(

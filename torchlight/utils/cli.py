@@ -35,7 +35,11 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def positive_int(text: str) -> int:
-    """An int of at least 1 (epochs, sizes, counts)."""
+    """An int of at least 1 (epochs, sizes, counts).
+
+    :param text: the option's value as typed.
+    :raises argparse.ArgumentTypeError: for another value (argparse reports it as one line).
+    """
     try:
         value = int(text)
     except ValueError:
@@ -46,7 +50,11 @@ def positive_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    """A float above 0 (learning rates)."""
+    """A float above 0 (learning rates).
+
+    :param text: the option's value as typed.
+    :raises argparse.ArgumentTypeError: for another value (argparse reports it as one line).
+    """
     try:
         value = float(text)
     except ValueError:
@@ -57,7 +65,11 @@ def positive_float(text: str) -> float:
 
 
 def fraction(text: str) -> float:
-    """A float in [0, 1) (momentum)."""
+    """A float in [0, 1) (momentum).
+
+    :param text: the option's value as typed.
+    :raises argparse.ArgumentTypeError: for another value (argparse reports it as one line).
+    """
     try:
         value = float(text)
     except ValueError:

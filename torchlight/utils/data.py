@@ -66,7 +66,11 @@ class TensorDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The examples of ``dataset`` at ``indices``, in that order: item i is ``dataset[indices[i]]``."""
+    """The examples of ``dataset`` at ``indices``, in that order: item i is ``dataset[indices[i]]``.
+
+    :param dataset: a data set (``__getitem__`` and ``__len__``).
+    :param indices: the positions of its examples to keep, in order.
+    """
 
     def __init__(self, dataset: Any, indices: Sequence[int]):
         if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
@@ -88,9 +92,14 @@ def random_split(
     dataset: Any, lengths: Sequence[float], generator: Optional[np.random.Generator] = None
 ) -> List[Subset]:
     """``dataset`` cut at random into non-overlapping Subsets of the given lengths (as PyTorch's
-    ``random_split``): whole numbers adding up to ``len(dataset)``, or fractions adding up to 1
-    (each part gets floor(fraction * len), the rest one by one to the first parts). Draws from
-    ``generator`` (a numpy Generator), else from torchlight's (``torchlight.manual_seed``)."""
+    ``random_split``).
+
+    :param dataset: a data set (``__getitem__`` and ``__len__``).
+    :param lengths: whole numbers adding up to ``len(dataset)``, or fractions adding up to 1 (each
+        part gets floor(fraction * len), the rest one by one to the first parts).
+    :param generator: a numpy Generator to draw from (default: torchlight's, ``torchlight.manual_seed``).
+    :raises ValueError: when the lengths do not add up.
+    """
     n = len(dataset)
     if not lengths or any(isinstance(x, bool) or not isinstance(x, numbers.Real) or x < 0 for x in lengths):
         raise ValueError(f"random_split(lengths): expected non-negative numbers, got {list(lengths)!r}")
@@ -121,7 +130,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
     """The examples of ``batch`` stacked, as PyTorch's ``default_collate``: tensors and arrays into
     one tensor with a new first dimension, numbers into a tensor (int64 for ints, float64 for
     floats, bool for bools), tuples and lists position by position (into a list), dicts key by
-    key; strings stay a list."""
+    key; strings stay a list.
+
+    :param batch: the examples, a list.
+    """
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack([t.to_numpy() if isinstance(t, Tensor) else t for t in batch], elem.backend)
@@ -171,12 +183,19 @@ def _tensor(values: np.ndarray, backend: Any) -> Tensor:
 class DataLoader:
     """Batches of ``batch_size`` examples of ``dataset``, as ``torch.utils.data.DataLoader``.
 
-    ``shuffle=True`` draws a new order at the start of each epoch (each ``iter(loader)``), from
-    ``generator`` (a numpy Generator), else from a generator seeded once with ``seed``, else from
-    torchlight's (``torchlight.manual_seed``). ``drop_last=True`` leaves out a last, smaller
-    batch. ``collate_fn`` turns a list of examples into a batch (default: ``default_collate``).
-    ``num_workers`` and ``pin_memory`` are accepted for PyTorch's programs; batches are always
-    made in this process (the same batches PyTorch's worker processes would make).
+    Batches are always made in this process (the same batches PyTorch's worker processes would
+    make).
+
+    :param dataset: a data set (``__getitem__`` and ``__len__``).
+    :param batch_size: the examples in each batch.
+    :param shuffle: draw a new order at the start of each epoch (each ``iter(loader)``).
+    :param drop_last: leave out a last, smaller batch.
+    :param generator: a numpy Generator to draw the orders from.
+    :param seed: without generator, the seed of a generator made once (neither: torchlight's,
+        ``torchlight.manual_seed``).
+    :param collate_fn: turns a list of examples into a batch (default: ``default_collate``).
+    :param num_workers: accepted for PyTorch's programs (batches are made in this process).
+    :param pin_memory: accepted for PyTorch's programs.
     """
 
     dataset: Any
