@@ -41,8 +41,9 @@ import numpy as np  # noqa: E402
 
 import torchlight  # noqa: E402
 from timing import compare, format_ratio, format_time  # noqa: E402
+from torchlight.ops import pooling  # noqa: E402
 from torchlight.ops.conv import conv1d, conv2d  # noqa: E402
-from torchlight.ops.pooling import avg_pool2d, max_pool2d  # noqa: E402
+from torchlight.ops.fused_nn import max_pool2d  # noqa: E402  (F.max_pool2d: one kernel for side-by-side windows)
 
 try:
     import torch
@@ -52,7 +53,12 @@ except ImportError:
 # (name, input shape, weight shape, padding): the issue's two conv2d sizes, and a conv1d.
 CONV2D = [("conv2d", (64, 1, 28, 28), (8, 1, 3, 3), 1), ("conv2d", (64, 8, 14, 14), (16, 8, 3, 3), 1)]
 CONV1D = [("conv1d", (64, 4, 256), (8, 4, 5), 2)]
-POOLS = [("max_pool2d", (64, 8, 28, 28), 2), ("avg_pool2d", (64, 8, 28, 28), 2)]
+# max_pool2d is the library's (F.max_pool2d, fused on fast); "taught" is stage 4.3's composition
+POOLS = [
+    ("max_pool2d", (64, 8, 28, 28), 2, max_pool2d),
+    ("max_pool2d, taught", (64, 8, 28, 28), 2, pooling.max_pool2d),
+    ("avg_pool2d", (64, 8, 28, 28), 2, pooling.avg_pool2d),
+]
 
 
 def _shape(shape: tuple) -> str:
@@ -161,9 +167,8 @@ def conv_rows(rounds: int) -> List[list]:
 def pool_rows(rounds: int) -> List[list]:
     rows = []
     rng = np.random.default_rng(1)
-    for name, shape, k in POOLS:
+    for name, shape, k, fn in POOLS:
         x = rng.standard_normal(shape)
-        fn = max_pool2d if name == "max_pool2d" else avg_pool2d
         leaf = torchlight.tensor(x, backend="fast", requires_grad=True)
         g = torchlight.tensor(rng.standard_normal((shape[0], shape[1], shape[2] // k, shape[3] // k)), backend="fast")
 
@@ -174,7 +179,7 @@ def pool_rows(rounds: int) -> List[list]:
         contenders: Dict[str, Optional[Callable]] = {"fast": fast_both, "numpy": None, "torch": None}
         if torch is not None:
             tleaf, tg = torch.tensor(x, requires_grad=True), torch.tensor(g.to_numpy())
-            tfn = getattr(torch.nn.functional, name)
+            tfn = getattr(torch.nn.functional, name.split(",")[0])
 
             def torch_both(tleaf=tleaf, tfn=tfn, k=k, tg=tg):
                 tleaf.grad = None
