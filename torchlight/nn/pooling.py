@@ -18,7 +18,15 @@ __all__ = ["AvgPool2d", "MaxPool2d"]
 
 class MaxPool2d(Module):
     """The largest value of each ``kernel_size`` window, windows ``stride`` apart (default: the
-    kernel size), as ``torch.nn.MaxPool2d``."""
+    kernel size), as ``torch.nn.MaxPool2d``.
+
+    :param kernel_size: the window's size: an int or a pair (height, width).
+    :param stride: the step between windows: an int or a pair (default: the kernel size).
+    :param padding: -inf added on each side (never the maximum): an int or a pair.
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param return_indices: only False (not supported).
+    :param ceil_mode: only False (not supported).
+    """
 
     def __init__(
         self,
@@ -51,7 +59,13 @@ class MaxPool2d(Module):
 
 class AvgPool2d(Module):
     """The mean of each ``kernel_size`` window, windows ``stride`` apart (default: the kernel
-    size; zero padding counts in the mean), as ``torch.nn.AvgPool2d``."""
+    size; zero padding counts in the mean), as ``torch.nn.AvgPool2d``.
+
+    :param kernel_size: the window's size: an int or a pair (height, width).
+    :param stride: the step between windows: an int or a pair (default: the kernel size).
+    :param padding: zeros added on each side, counted in the mean: an int or a pair.
+    :param ceil_mode: only False (not supported).
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False):
         super().__init__()

@@ -108,8 +108,19 @@ def max_pool2d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Tensor:
-    """``ops.pooling.max_pool2d`` (the same arguments, results and errors), in one kernel where the
-    windows lie side by side (stride = kernel size, no padding) and the backend has one."""
+    """The largest value of each kernel_size window of input (N, C, H, W) or (C, H, W), windows
+    ``stride`` apart, as ``F.max_pool2d``: stage 4.3's ``ops.pooling.max_pool2d`` (the same
+    results and errors), in one kernel where the windows lie side by side (stride = kernel size,
+    no padding) and the backend has one. The gradient goes to the first maximum of each window.
+
+    :param input: an image (N, C, H, W) or (C, H, W).
+    :param kernel_size: the window's size: an int or a pair (height, width).
+    :param stride: the step between windows: an int or a pair (default: the kernel size).
+    :param padding: -inf added on each side (never the maximum): an int or a pair.
+    :param dilation: only 1 (PyTorch's other values are not supported).
+    :param ceil_mode: only False (not supported).
+    :param return_indices: only False (not supported).
+    """
     # the taught function's checks, in its order, so that a mistake gets the same error either way
     if int_tuple("max_pool2d", "dilation", dilation, 2) != (1, 1) or return_indices:
         return pooling.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
