@@ -33,8 +33,13 @@ def run(program: str, args: Optional[List[str]] = None) -> None:
     """Run the Python file ``program`` as ``__main__`` with ``import torch`` giving torchlight.
 
     As ``python program.py args...`` would: ``sys.argv`` is ``[program, *args]`` and the program's
-    folder is first on ``sys.path``, the shim's right after it. Refused where PyTorch itself is
-    already imported in this process (the program would get PyTorch's modules).
+    folder is first on ``sys.path``, the shim's right after it.
+
+    :param program: the Python file's path.
+    :param args: its command line's arguments (default: none).
+    :raises RuntimeError: where PyTorch itself is already imported in this process (the program
+        would get PyTorch's modules).
+    :raises FileNotFoundError: when there is no such file.
     """
     if "torch" in sys.modules and not getattr(sys.modules["torch"], "__name__", "").startswith("torchlight"):
         raise RuntimeError("torchlight.compat.run: PyTorch is already imported in this process; run the program alone")

@@ -59,7 +59,11 @@ def write_mnist_pickle(path: Union[str, "os.PathLike[str]"]) -> Path:
     """Write the nn tutorial's ``mnist.pkl.gz`` from the stand-in digits: a gzipped pickle of
     ``((x_train, y_train), (x_valid, y_valid), (x_test, y_test))``, images as float32 rows of 784
     values in [0, 1] and labels int64, as the file the tutorial downloads (the training set is
-    Digits' training set; validation and test are both Digits' test set). Returns the path."""
+    Digits' training set; validation and test are both Digits' test set).
+
+    :param path: the file to write (its folders are made).
+    :returns: the path, as a Path.
+    """
     parts = []
     for train in (True, False):
         images, labels = digits_as(train, 28)
