@@ -113,6 +113,9 @@ def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTens
     """``(primal, tangent)`` of a dual value; the tangent is None when it has none at this level.
 
     The primal is a view of ``tensor`` without the tangent, still in the reverse-mode graph.
+
+    :param tensor: a dual value (or any value, which has no tangent).
+    :param level: the forward-AD level (default: the current one).
     """
     # BEGIN SOLUTION 5.4
     level = _dual_level() if level is None else level
