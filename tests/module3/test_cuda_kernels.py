@@ -37,8 +37,10 @@ def close(cuda_result, simple_result, rtol=1e-12, atol=0.0):
     """Equal to rtol (nan where nan), shape included; the cuda result's storage still on the device."""
     assert type(cuda_result._data.storage) is CUDA.storage_type
     a, b = cuda_result.to_numpy(), simple_result.to_numpy()
-    assert a.shape == b.shape
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    assert a.shape == b.shape, f"cuda's result has shape {a.shape}, the simple backend's {b.shape}"
+    np.testing.assert_allclose(
+        a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg="cuda's result differs from simple's"
+    )
 
 
 def summed_close(cuda_result, simple_result, values, dim):
@@ -127,14 +129,36 @@ def test_map_broadcasts_into_a_strided_out():
 
 def test_zero_dim_and_empty_tensors():
     x = torchlight.tensor(2.5, backend=CUDA)
-    assert CUDA.map(scalar.neg)(x).item() == -2.5
-    assert CUDA.zip(scalar.mul)(x, torchlight.tensor([1.0, 2.0], backend=CUDA)).tolist() == [2.5, 5.0]
-    assert CUDA.reduce(scalar.add, 0.0)(x, 0).item() == 2.5
+    checks = [
+        ("map(neg) of the 0-d 2.5", CUDA.map(scalar.neg)(x).item(), -2.5),
+        (
+            "zip(mul) of the 0-d 2.5 and [1.0, 2.0]",
+            CUDA.zip(scalar.mul)(x, torchlight.tensor([1.0, 2.0], backend=CUDA)).tolist(),
+            [2.5, 5.0],
+        ),
+        ("the sum of the 0-d 2.5 along dim 0", CUDA.reduce(scalar.add, 0.0)(x, 0).item(), 2.5),
+    ]
     empty = torchlight.zeros(0, 3, backend=CUDA)
-    assert CUDA.map(scalar.exp)(empty).shape == (0, 3)
-    assert CUDA.zip(scalar.add)(empty, torchlight.ones(3, backend=CUDA)).shape == (0, 3)
-    assert CUDA.reduce(scalar.add, 0.0)(empty, 0).tolist() == [[0.0, 0.0, 0.0]]
-    assert CUDA.reduce(scalar.max, -math.inf)(empty, 1).shape == (0, 1)
+    checks += [
+        ("the shape of map(exp) of a (0, 3) tensor", CUDA.map(scalar.exp)(empty).shape, (0, 3)),
+        (
+            "the shape of zip(add) of a (0, 3) and a (3,) tensor",
+            CUDA.zip(scalar.add)(empty, torchlight.ones(3, backend=CUDA)).shape,
+            (0, 3),
+        ),
+        (
+            "the sum along dim 0 of a (0, 3) tensor (start: 0.0)",
+            CUDA.reduce(scalar.add, 0.0)(empty, 0).tolist(),
+            [[0.0, 0.0, 0.0]],
+        ),
+        (
+            "the shape of the max along dim 1 of a (0, 3) tensor",
+            CUDA.reduce(scalar.max, -math.inf)(empty, 1).shape,
+            (0, 1),
+        ),
+    ]
+    for what, got, want in checks:
+        assert got == want, f"{what}: {got}, not {want}"
 
 
 def test_division_by_zero_and_domain_edges_give_inf_and_nan():
@@ -195,9 +219,11 @@ def test_start_is_folded_in_once_per_line():
     # start need not be fn's identity: the answer is fn(start, fold of the line), as on simple
     values = np.arange(1.0, 12.0).reshape(1, 11)
     got, want = _lines(values, 1, scalar.add, 5.0)
-    assert got.tolist() == want.tolist() == [[71.0]]
+    assert got.tolist() == want.tolist() == [[71.0]], f"the sum of 1..11 from start 5.0: {got.tolist()}, not [[71.0]]"
     got, want = _lines(values, 1, scalar.max, 100.0)
-    assert got.tolist() == want.tolist() == [[100.0]]
+    assert got.tolist() == want.tolist() == [[100.0]], (
+        f"the max of 1..11 from start 100.0: {got.tolist()}, not [[100.0]]"
+    )
 
 
 def test_reordered_sums_stay_within_rounding_of_the_sequential_fold():

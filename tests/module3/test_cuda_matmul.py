@@ -36,8 +36,8 @@ def close_products(a_values, b_values, got, want):
     # each product is a sum of k terms: rounding relative to the sum of their magnitudes
     scale = np.abs(a_values) @ np.abs(b_values)
     g, w = got.to_numpy(), want.to_numpy()
-    assert g.shape == w.shape
-    assert np.all(np.abs(g - w) <= 1e-14 * scale + 1e-300), (g, w)
+    assert g.shape == w.shape, f"cuda's product has shape {g.shape}, simple's {w.shape}"
+    assert np.all(np.abs(g - w) <= 1e-14 * scale + 1e-300), f"cuda's product {g} differs from simple's {w}"
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,11 @@ def test_inf_and_nan_propagate_as_on_simple():
 def test_vectors_and_empty_products():
     v = torchlight.tensor([1.0, 2.0, 3.0], backend=CUDA)
     m = torchlight.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], backend=CUDA)
-    assert (v @ v).item() == 14.0
-    assert (v @ m).tolist() == [4.0, 5.0]
-    assert (torchlight.zeros(0, 3, backend=CUDA) @ m).shape == (0, 2)
-    assert (torchlight.zeros(2, 0, backend=CUDA) @ torchlight.zeros(0, 3, backend=CUDA)).tolist() == [[0.0] * 3] * 2
+    got = (v @ v).item()
+    assert got == 14.0, f"[1, 2, 3] @ [1, 2, 3] gave {got}"
+    got = (v @ m).tolist()
+    assert got == [4.0, 5.0], f"[1, 2, 3] @ [[1, 0], [0, 1], [1, 1]] gave {got}"
+    shape = (torchlight.zeros(0, 3, backend=CUDA) @ m).shape
+    assert shape == (0, 2), f"a (0, 3) @ (3, 2) product has shape {shape}"
+    got = (torchlight.zeros(2, 0, backend=CUDA) @ torchlight.zeros(0, 3, backend=CUDA)).tolist()
+    assert got == [[0.0] * 3] * 2, f"a (2, 0) @ (0, 3) product (sums of nothing) gave {got}"

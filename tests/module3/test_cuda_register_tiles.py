@@ -60,8 +60,12 @@ def register_tiled(a, b, layouts=("contiguous", "contiguous")):
 
 def assert_same_bits(got, *wants):
     for want in wants:
-        assert got.shape == want.shape
-        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+        assert got.shape == want.shape, f"shapes {got.shape} and {want.shape}"
+        np.testing.assert_array_equal(
+            got.view(np.int64),
+            want.view(np.int64),
+            err_msg=f"the register tiles' {got} and {want} differ in their bits (each sum: from 0.0, in order of q)",
+        )
 
 
 @pytest.mark.parametrize(

@@ -41,8 +41,11 @@ def check(a_values, b_values, a_layout="contiguous", b_layout="contiguous"):
     b = on_fast(b_values, b_layout, tuple(reversed(range(b_values.ndim))))
     got = FAST.matrix_multiply(a, b).to_numpy()
     expected = np.matmul(a_values, b_values)
-    assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * max(1, a_values.shape[-1]))
+    what = f"the product of a {a_layout} {a_values.shape} and a {b_layout} {b_values.shape}"
+    assert got.shape == expected.shape, f"{what} has shape {got.shape}, numpy's {expected.shape}"
+    np.testing.assert_allclose(
+        got, expected, rtol=1e-12, atol=1e-12 * max(1, a_values.shape[-1]), err_msg=f"{what} differs from numpy's"
+    )
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,7 @@ def check(a_values, b_values, a_layout="contiguous", b_layout="contiguous"):
 @pytest.mark.parametrize(
     "layouts",
     [("contiguous", "contiguous"), ("permuted", "permuted"), ("strided", "contiguous"), ("contiguous", "strided")],
+    ids=lambda v: f"a_{v[0]}-b_{v[1]}",
 )
 def test_odd_sizes_and_layouts(path, n, k, m, layouts):
     # Sizes off the 4 x 4 tile, k across two panels of 256 (300, 513), and a row stride of 4 KiB
@@ -71,6 +75,7 @@ def test_odd_sizes_and_layouts(path, n, k, m, layouts):
         ((2, 4, 5), (5,)),  # a batch of matrices times a vector
         ((7,), (7,)),  # the dot product: a 0-d result
     ],
+    ids=str,
 )
 def test_batched_and_broadcast(path, a_shape, b_shape):
     rng = np.random.default_rng(len(a_shape) * 10 + len(b_shape))

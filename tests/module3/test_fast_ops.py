@@ -90,12 +90,17 @@ def test_larger_tensors_in_every_layout(path):
 
 def test_zero_dim_and_empty_tensors(path):
     x = torchlight.tensor(2.5, backend=FAST)
-    assert FAST.map(scalar.neg)(x).item() == -2.5
-    assert FAST.zip(scalar.mul)(x, torchlight.tensor([1.0, 2.0], backend=FAST)).tolist() == [2.5, 5.0]
-    assert FAST.zip(scalar.mul)(x, x).item() == 6.25
+    got = FAST.map(scalar.neg)(x).item()
+    assert got == -2.5, f"map(neg) of the 0-d tensor 2.5 gave {got}"
+    got = FAST.zip(scalar.mul)(x, torchlight.tensor([1.0, 2.0], backend=FAST)).tolist()
+    assert got == [2.5, 5.0], f"zip(mul) of the 0-d 2.5 (broadcast) and [1.0, 2.0] gave {got}"
+    got = FAST.zip(scalar.mul)(x, x).item()
+    assert got == 6.25, f"zip(mul) of the 0-d 2.5 and itself gave {got}"
     empty = torchlight.zeros(0, 3, backend=FAST)
-    assert FAST.map(scalar.exp)(empty).shape == (0, 3)
-    assert FAST.zip(scalar.add)(empty, torchlight.ones(3, backend=FAST)).shape == (0, 3)
+    shape = FAST.map(scalar.exp)(empty).shape
+    assert shape == (0, 3), f"map(exp) of a (0, 3) tensor has shape {shape}"
+    shape = FAST.zip(scalar.add)(empty, torchlight.ones(3, backend=FAST)).shape
+    assert shape == (0, 3), f"zip(add) of a (0, 3) tensor and a (3,) one has shape {shape}"
 
 
 def test_out_may_be_a_strided_view(path):
@@ -111,8 +116,11 @@ def test_division_by_zero_and_domain_edges_give_inf_and_nan_not_errors():
     a = torchlight.tensor([1.0, -1.0, 0.0], backend=FAST)
     zero = torchlight.zeros(3, backend=FAST)
     result = FAST.zip(scalar.div)(a, zero).to_numpy()
-    assert result[0] == math.inf and result[1] == -math.inf and math.isnan(result[2])
-    assert FAST.map(scalar.inv)(zero).tolist() == [math.inf] * 3
+    assert result[0] == math.inf and result[1] == -math.inf and math.isnan(result[2]), (
+        f"zip(div) of [1.0, -1.0, 0.0] and zeros gave {result.tolist()}, not [inf, -inf, nan]"
+    )
+    got = FAST.map(scalar.inv)(zero).tolist()
+    assert got == [math.inf] * 3, f"map(inv) of [0.0, 0.0, 0.0] gave {got}"
 
 
 def _halve(x):

@@ -66,10 +66,13 @@ def test_larger_tensors_in_every_layout(path):
 
 def test_zero_dim_and_empty_tensors(path):
     x = torchlight.tensor(2.5, backend=FAST)
-    assert FAST.reduce(scalar.add, 0.0)(x, 0).item() == 2.5
+    got = FAST.reduce(scalar.add, 0.0)(x, 0).item()
+    assert got == 2.5, f"the sum of the 0-d tensor 2.5 along dim 0 gave {got}"
     empty = torchlight.zeros(0, 3, backend=FAST)
-    assert FAST.reduce(scalar.add, 0.0)(empty, 0).tolist() == [[0.0, 0.0, 0.0]], "a sum over no elements is start"
-    assert FAST.reduce(scalar.max, -math.inf)(empty, 1).shape == (0, 1)
+    got = FAST.reduce(scalar.add, 0.0)(empty, 0).tolist()
+    assert got == [[0.0, 0.0, 0.0]], f"the sum of a (0, 3) tensor along dim 0 (no values: start, 0.0) gave {got}"
+    shape = FAST.reduce(scalar.max, -math.inf)(empty, 1).shape
+    assert shape == (0, 1), f"the max of a (0, 3) tensor along dim 1 has shape {shape}"
 
 
 def test_storages_the_compiled_signature_does_not_take_still_work():

@@ -32,7 +32,9 @@ THIN = [
 ]
 
 
-@pytest.mark.parametrize("a_shape, b_shape, transposed", THIN)
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transposed", THIN, ids=[f"{a}@{b}" + ("-a_transposed" if t else "") for a, b, t in THIN]
+)
 def test_thin_products_match_simple_and_blocked(path, a_shape, b_shape, transposed):
     rng = np.random.default_rng(sum(a_shape) + sum(b_shape))
     a_values = rng.standard_normal(a_shape)
@@ -48,7 +50,7 @@ def test_thin_products_match_simple_and_blocked(path, a_shape, b_shape, transpos
     got = FAST.matrix_multiply(a, b).to_numpy()
     simple = [torchlight.tensor(v, backend=SIMPLE) for v in (a_values, b_values)]
     expected = SIMPLE.matrix_multiply(*simple).to_numpy()
-    assert got.shape == expected.shape == out_shape
+    assert got.shape == expected.shape == out_shape, f"{a_shape} @ {b_shape}: fast {got.shape}, simple {expected.shape}"
     # the same sums in the same order, up to fused multiply-adds
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
     # and the blocked kernel (the tiles) agrees, up to its reassociation
@@ -64,6 +66,7 @@ def test_thin_products_match_simple_and_blocked(path, a_shape, b_shape, transpos
         ((1, 17, 17), (2, 17, 40), (680, 40, 1), "k and n both above 16"),
         ((1, 8, 9), (2, 9, 40), (360, 1, 9), "B's rows not contiguous"),
     ],
+    ids=["short rows of C", "k and n above 16", "B's rows not contiguous"],
 )
 def test_other_products_take_the_blocked_kernel(a_shape, b_shape, b_strides, why):
     out_strides = (a_shape[1] * b_shape[2], b_shape[2], 1)

@@ -63,7 +63,9 @@ def test_zip_with_broadcasting_and_out(backend_name):
 
 
 @pytest.mark.task3_2
-@pytest.mark.parametrize("fn, start, reference", [(scalar.add, 0.0, np.sum), (scalar.max, -np.inf, np.max)])
+@pytest.mark.parametrize(
+    "fn, start, reference", [(scalar.add, 0.0, np.sum), (scalar.max, -np.inf, np.max)], ids=["add", "max"]
+)
 def test_reduce_along_a_short_last_dimension(backend_name, fn, start, reference):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((N, 2, 4))

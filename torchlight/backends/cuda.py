@@ -414,8 +414,11 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
     f = device_function(fn, 2)
 
     def fold_line(a, base, step, n, partial):
-        """The threads of a block fold the n >= 1 values a[base], a[base + step], ...; the
-        result lands in partial[0] (partial: shared memory, one place per thread)."""
+        """The threads of a line (cuda.blockDim.x of them, a power of two) fold the n values
+        a[base], a[base + step], ...; the result lands in partial[0] (partial: shared memory, one
+        place per thread). n may be 0, for a row of threads past the end of out: nothing to read,
+        but every thread still waits at every cuda.syncthreads(). start is not folded in here
+        (the caller does that)."""
         t = cuda.threadIdx.x  # noqa: F841  (stage 3.4's code uses it)
         threads = cuda.blockDim.x  # noqa: F841  (stage 3.4's code uses it)
         # BEGIN SOLUTION 3.4: fold the line in the block: each thread its share, then a tree in shared memory
@@ -554,6 +557,8 @@ def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     # into a_tile[y, x] and b[p, q0 + y, j] into b_tile[y, x] (0.0 outside the matrices), all threads
     # wait (cuda.syncthreads()), each adds a_tile[y, q] * b_tile[q, x] for q < TILE, and all wait
     # again before the next tiles overwrite these. Last, write out[p, i, j] if it is inside out.
+    # One running sum from 0.0, one product at a time in order of q: the tests compare to the bit
+    # with the simple backend and the library's register-tiled kernel, which add in that order.
     acc = 0.0
     for q0 in range(0, k, TILE):
         q = q0 + x

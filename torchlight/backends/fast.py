@@ -142,7 +142,9 @@ def map_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides):
     the same time as the others, on another thread, so a part writes only its own elements. When a
     is laid out as out (``same_contiguous``, a 0-d tensor included) ordinals are positions in both:
     the fast path below, no index arithmetic at all. Otherwise a may be permuted, sliced or
-    broadcast to out's shape, and out itself may be a strided view.
+    broadcast to out's shape, and out itself may be a strided view. A part may hold no ordinals
+    (lo == hi: more parts than elements, or an out with a 0 in its shape). The results are the
+    simple backend's, bit for bit: each element is fn of the one value it reads.
     """
     lo, hi = part_bounds(part, parts, size_of(out_shape))
     if same_contiguous(out_shape, out_strides, a_shape, a_strides):  # the fast path: no indexing
@@ -229,6 +231,9 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
     - otherwise a whole row of out is folded at once, every element one step at a time: each step
       then reads a row of a (a run along its last dimension), not one element a stride away. The
       parts are out's rows.
+
+    A line of no values (``n == 0``: a 0 in a's shape at reduce_dim) folds to ``start``. A part
+    may hold no elements (more parts than work, or an out with a 0 in its shape).
     """
     dims = len(out_shape)
     n = a_shape[reduce_dim]  # noqa: F841  (the length of the lines folded; stage 3.2's code uses it)

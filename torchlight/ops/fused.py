@@ -99,8 +99,9 @@ class Linear(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> Tuple[Grad, Grad, Grad]:
         x, weight = ctx.saved_tensors
-        # HINT: each gradient only where ctx.needs_input_grad asks for it; every leading dimension of x
-        # HINT: (none, or several) is a batch dimension for the weight's and the bias's gradients.
+        # HINT: each gradient only where ctx.needs_input_grad asks for it (one entry per argument
+        # HINT: given: two when bias was left out); every leading dimension of x (none, or several)
+        # HINT: is a batch dimension for the weight's and the bias's gradients.
         # BEGIN SOLUTION 3.6
         needs = ctx.needs_input_grad
         gx = gw = gb = None
