@@ -31,10 +31,11 @@ def _torch():
 # -- the softmax family along a dimension of size 0 -----------------------------------------------
 
 EMPTY_CASES = [((2, 0), 1), ((2, 0), -1), ((0, 3), 0), ((0,), 0), ((0,), -1), ((3, 0, 2), 1)]
+EMPTY_IDS = [f"{shape}-dim{dim}" for shape, dim in EMPTY_CASES]
 
 
 @task4_4
-@pytest.mark.parametrize("shape, dim", EMPTY_CASES)
+@pytest.mark.parametrize("shape, dim", EMPTY_CASES, ids=EMPTY_IDS)
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_along_a_dimension_of_size_0_is_empty_as_pytorch(name, shape, dim, backend_name):
     # (a maximum over nothing raised "Expected reduction dim 1 to have non-zero size")
@@ -49,7 +50,7 @@ def test_softmax_along_a_dimension_of_size_0_is_empty_as_pytorch(name, shape, di
 
 
 @task4_4
-@pytest.mark.parametrize("shape, dim", EMPTY_CASES)
+@pytest.mark.parametrize("shape, dim", EMPTY_CASES, ids=EMPTY_IDS)
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_logsumexp_along_a_dimension_of_size_0_is_minus_inf(shape, dim, keepdim, backend_name):
     x = torchlight.ones(*shape, backend=backend_name, requires_grad=True)
@@ -116,7 +117,7 @@ def test_windows_too_many_for_a_storage_are_refused_before_the_kernel(backend_na
 
 
 @task4_2
-@pytest.mark.parametrize("layer", [nn.Conv1d, nn.Conv2d])
+@pytest.mark.parametrize("layer", [nn.Conv1d, nn.Conv2d], ids=lambda layer: layer.__name__)
 def test_a_conv_layer_refuses_an_unknown_padding_string(layer):
     with pytest.raises(ValueError, match="invalid padding string 'bad', should be one of 'same' or 'valid'"):
         layer(1, 1, 3, padding="bad")  # (was accepted, and failed at the first call)
@@ -134,6 +135,7 @@ def test_a_conv_layer_refuses_an_unknown_padding_string(layer):
         (lambda: nn.Conv2d(2**31, 2**31, 3), [2**31, 2**31, 3, 3]),
         (lambda: nn.Conv1d(1, 2**62, 4), [2**62, 1, 4]),
     ],
+    ids=["Linear(2**40, 2**40)", "Conv2d(2**31, 2**31, 3)", "Conv1d(1, 2**62, 4)"],
 )
 def test_a_layer_too_large_for_a_storage_names_its_weight_shape(make, shape):
     shown = ", ".join(map(str, shape))

@@ -75,7 +75,7 @@ def test_conv1d_values_and_gradients_match_torch(backend_name, case):
         np.testing.assert_allclose(t.grad.to_numpy(), tt.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("stride, padding", [(1, 0), (2, 1), (3, 2)])
+@pytest.mark.parametrize("stride, padding", [(1, 0), (2, 1), (3, 2)], ids=["s1-p0", "s2-p1", "s3-p2"])
 def test_conv1d_gradcheck(backend_name, stride, padding):
     x, w, b = _arrays(((2, 2, 6), (3, 2, 3), stride, padding, True), seed=3)
     leaves = _tensors(backend_name, x, w, b, requires_grad=True)
@@ -115,7 +115,11 @@ def test_unbatched_input_and_padding_strings(backend_name):
     np.testing.assert_allclose(conv1d(tx, tw, tb, padding="valid").to_numpy(), ref.conv(x[None], w, b)[0], atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel, stride, padding", [(3, 1, 0), (2, 2, 1), (3, 3, 2), (1, 2, 0)])
+@pytest.mark.parametrize(
+    "kernel, stride, padding",
+    [(3, 1, 0), (2, 2, 1), (3, 3, 2), (1, 2, 0)],
+    ids=["k3-s1-p0", "k2-s2-p1", "k3-s3-p2", "k1-s2-p0"],
+)
 def test_unfold_and_fold_1d_values(backend_name, kernel, stride, padding):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 2, 7))
@@ -147,7 +151,11 @@ def test_fold_is_the_adjoint_of_unfold(backend_name, n, c, width, kernel, stride
     cols = Unfold.apply(torchlight.tensor(x, backend=backend_name), *args)
     y = rng.standard_normal(cols.shape)
     folded = Fold.apply(torchlight.tensor(y, backend=backend_name), (width,), *args)
-    assert np.isclose(np.sum(cols.to_numpy() * y), np.sum(x * folded.to_numpy()), rtol=1e-12, atol=1e-12)
+    left, right = np.sum(cols.to_numpy() * y), np.sum(x * folded.to_numpy())
+    assert np.isclose(left, right, rtol=1e-12, atol=1e-12), (
+        f"<unfold(x), y> = {left} but <x, fold(y)> = {right} (x of shape {x.shape}, kernel {kernel}, stride {stride}, "
+        f"padding {padding})"
+    )
 
 
 def _error(fn, kind, *fragments):

@@ -82,7 +82,9 @@ def test_conv2d_values_and_gradients_match_torch(backend_name, case):
         np.testing.assert_allclose(t.grad.to_numpy(), tt.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("stride, padding", [(1, 0), ((2, 1), (1, 0)), (2, 1)])
+@pytest.mark.parametrize(
+    "stride, padding", [(1, 0), ((2, 1), (1, 0)), (2, 1)], ids=["s1-p0", "s(2, 1)-p(1, 0)", "s2-p1"]
+)
 def test_conv2d_gradcheck(backend_name, stride, padding):
     x, w, b = _arrays(((1, 2, 4, 4), (2, 2, 2, 3), stride, padding, True), seed=3)
     leaves = _tensors(backend_name, x, w, b, requires_grad=True)
@@ -128,7 +130,7 @@ def test_unbatched_input_and_padding_strings(backend_name):
 UNFOLDS = [((3, 3), (1, 1), (0, 0)), ((2, 3), (2, 1), (1, 1)), ((3, 2), (3, 2), (2, 0)), ((1, 1), (2, 2), (0, 0))]
 
 
-@pytest.mark.parametrize("kernel, stride, padding", UNFOLDS)
+@pytest.mark.parametrize("kernel, stride, padding", UNFOLDS, ids=[f"k{k}-s{s}-p{p}" for k, s, p in UNFOLDS])
 def test_unfold_and_fold_2d_values(backend_name, kernel, stride, padding):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 2, 5, 4))
@@ -143,7 +145,7 @@ def test_unfold_and_fold_2d_values(backend_name, kernel, stride, padding):
     np.testing.assert_allclose(folded.to_numpy(), ref.fold(y, (5, 4), kernel, stride, padding), atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel, stride, padding", UNFOLDS)
+@pytest.mark.parametrize("kernel, stride, padding", UNFOLDS, ids=[f"k{k}-s{s}-p{p}" for k, s, p in UNFOLDS])
 def test_unfold_and_fold_2d_match_torch(backend_name, kernel, stride, padding):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
@@ -176,7 +178,11 @@ def test_fold_is_the_adjoint_of_unfold(backend_name, c, size, kernel, stride, pa
     cols = Unfold.apply(torchlight.tensor(x, backend=backend_name), kernel, stride, padding)
     y = rng.standard_normal(cols.shape)
     folded = Fold.apply(torchlight.tensor(y, backend=backend_name), size, kernel, stride, padding)
-    assert np.isclose(np.sum(cols.to_numpy() * y), np.sum(x * folded.to_numpy()), rtol=1e-12, atol=1e-12)
+    left, right = np.sum(cols.to_numpy() * y), np.sum(x * folded.to_numpy())
+    assert np.isclose(left, right, rtol=1e-12, atol=1e-12), (
+        f"<unfold(x), y> = {left} but <x, fold(y)> = {right} (x of shape {x.shape}, kernel {kernel}, stride {stride}, "
+        f"padding {padding})"
+    )
 
 
 def _error(fn, kind, *fragments):

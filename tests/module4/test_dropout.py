@@ -35,7 +35,9 @@ def test_dropout_drops_a_fraction_p_and_scales_the_rest(backend_name, p):
     kept = out != 0
     n = kept.size
     # the fraction dropped is p, within 4 standard deviations of a binomial count
-    assert abs((1 - kept.mean()) - p) < 4 * np.sqrt(p * (1 - p) / n)
+    assert abs((1 - kept.mean()) - p) < 4 * np.sqrt(p * (1 - p) / n), (
+        f"dropout(p={p}) of {n} ones dropped a fraction {1 - kept.mean():.3f} of them"
+    )
     np.testing.assert_allclose(out[kept], 1 / (1 - p), rtol=1e-14)  # inverted scaling: the mean stays 1
     # the gradient goes through the kept elements only, scaled the same way
     torchlight.manual_seed(0)  # the same mask again
@@ -48,7 +50,7 @@ def test_dropout_scales_any_values(backend_name):
     a = np.random.default_rng(0).normal(size=(4, 5))
     out = F.dropout(torchlight.tensor(a, backend=backend_name), 0.25).to_numpy()
     kept = out != 0
-    assert 0 < kept.sum() < kept.size
+    assert 0 < kept.sum() < kept.size, f"dropout(p=0.25) of 20 values kept {kept.sum()} of them"
     np.testing.assert_allclose(out[kept], a[kept] / 0.75, rtol=1e-14)
 
 
@@ -61,9 +63,9 @@ def test_dropout_is_seeded_by_manual_seed(backend_name):
     torchlight.manual_seed(7)
     again = F.dropout(x, 0.5).to_numpy()
     np.testing.assert_array_equal(first, again)
-    assert (first != second).any()  # a new mask at each call
+    assert (first != second).any(), "two calls after one manual_seed(7) gave the same mask: draw a new one each call"
     torchlight.manual_seed(8)
-    assert (F.dropout(x, 0.5).to_numpy() != first).any()
+    assert (F.dropout(x, 0.5).to_numpy() != first).any(), "manual_seed(8) gave manual_seed(7)'s mask"
 
 
 def test_dropout_mask_is_the_same_on_every_backend():
@@ -76,8 +78,8 @@ def test_dropout_mask_is_the_same_on_every_backend():
 
 def test_dropout_in_evaluation_and_at_the_ends(backend_name):
     x = torchlight.tensor([[1.0, -2.0], [3.0, 4.0]], backend=backend_name, requires_grad=True)
-    assert F.dropout(x, 0.5, training=False) is x  # the identity, as PyTorch
-    assert F.dropout(x, 0.0) is x
+    assert F.dropout(x, 0.5, training=False) is x, "dropout with training=False returns its input itself"
+    assert F.dropout(x, 0.0) is x, "dropout with p=0 returns its input itself"
     dropped = F.dropout(x, 1.0)
     np.testing.assert_array_equal(dropped.to_numpy(), np.zeros((2, 2)))
     dropped.sum().backward()
@@ -94,7 +96,7 @@ def test_dropout_gradcheck(backend_name):
     assert gradcheck(fn, [x])
 
 
-@pytest.mark.parametrize("p", [-0.1, 1.5, "0.5", True, None])
+@pytest.mark.parametrize("p", [-0.1, 1.5, "0.5", True, None], ids=repr)
 def test_dropout_rejects_a_bad_probability(p):
     with pytest.raises(ValueError, match=re.escape(f"dropout probability has to be between 0 and 1, but got {p!r}")):
         F.dropout(torchlight.tensor([1.0, 2.0]), p)

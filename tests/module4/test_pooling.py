@@ -31,7 +31,7 @@ def _distinct(shape, seed=0):
 def test_tile_lays_each_block_along_the_last_dimension(backend_name):
     x = np.arange(2 * 3 * 4 * 6, dtype=float).reshape(2, 3, 4, 6)
     t = tile(torchlight.tensor(x, backend=backend_name), (2, 3))
-    assert t.shape == (2, 3, 2, 2, 6)
+    assert t.shape == (2, 3, 2, 2, 6), f"tile of a (2, 3, 4, 6) image in (2, 3) blocks has shape {t.shape}"
     expected = x.reshape(2, 3, 2, 2, 2, 3).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 2, 2, 6)
     np.testing.assert_array_equal(t.to_numpy(), expected)
     # block (i, j) of channel c holds x[c, 2i:2i+2, 3j:3j+3] row by row
@@ -99,7 +99,11 @@ def test_pooling_values_and_gradients_match_torch(backend_name, case, kind):
     np.testing.assert_allclose(leaf.grad.to_numpy(), tleaf.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel, stride, padding", [(2, None, 0), (2, 1, 1), ((3, 2), (1, 2), (1, 0))])
+@pytest.mark.parametrize(
+    "kernel, stride, padding",
+    [(2, None, 0), (2, 1, 1), ((3, 2), (1, 2), (1, 0))],
+    ids=["k2-s_default-p0", "k2-s1-p1", "k(3, 2)-s(1, 2)-p(1, 0)"],
+)
 def test_pooling_gradcheck(backend_name, kernel, stride, padding):
     x = torchlight.tensor(_distinct((1, 2, 4, 4), seed=5), backend=backend_name, requires_grad=True)
     assert gradcheck(lambda a: max_pool2d(a, kernel, stride, padding), [x])
@@ -122,7 +126,9 @@ def test_pooling_permuted_and_unbatched_inputs(backend_name):
         expected = ref.pool(x, 2, None, 0, kind)
         np.testing.assert_allclose(fn(ref.permuted(x, backend_name), 2).to_numpy(), expected, atol=1e-12)
         unbatched = fn(torchlight.tensor(x[0], backend=backend_name), (2, 3), 1, 1)
-        assert unbatched.shape == (3, 5, 6)
+        assert unbatched.shape == (3, 5, 6), (
+            f"{kind} pooling of a (3, 4, 6) input, (2, 3) windows, stride 1, padding 1: shape {unbatched.shape}"
+        )
         np.testing.assert_allclose(unbatched.to_numpy(), ref.pool(x[:1], (2, 3), 1, 1, kind)[0], atol=1e-12)
 
 

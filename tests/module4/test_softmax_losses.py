@@ -40,8 +40,8 @@ def np_log_softmax(a, dim):
     return np.log(np_softmax(a, dim))
 
 
-def close(tensor, expected, tol=1e-12):
-    np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=tol, atol=tol)
+def close(tensor, expected, tol=1e-12, what=""):
+    np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=tol, atol=tol, err_msg=what)
 
 
 # -- softmax, log_softmax, logsumexp ----------------------------------------------------------------
@@ -102,8 +102,9 @@ def test_logsumexp_of_infinities_as_pytorch(backend_name):
 def test_softmax_family_of_a_0d_tensor(backend_name):
     # one element along the only "dimension": probability 1, as PyTorch
     x = leaf(2.5, backend_name)
-    assert (F.softmax(x, 0).item(), F.log_softmax(x, -1).item(), F.logsumexp(x, 0).item()) == (1.0, 0.0, 2.5)
-    assert F.logsumexp(x, 0).shape == ()
+    got = (F.softmax(x, 0).item(), F.log_softmax(x, -1).item(), F.logsumexp(x, 0).item())
+    assert got == (1.0, 0.0, 2.5), f"softmax, log_softmax and logsumexp of the 0-d tensor 2.5: {got}"
+    assert F.logsumexp(x, 0).shape == (), f"logsumexp of a 0-d tensor has shape {F.logsumexp(x, 0).shape}, not ()"
 
 
 def test_softmax_family_gradcheck(backend_name):
@@ -232,13 +233,13 @@ def test_losses_match_torch(backend_name):
         for leaf_ in (x, x3, t, t3):
             leaf_.grad = None
         out, expected = ours(), theirs()
-        close(out, expected.detach().numpy())
+        close(out, expected.detach().numpy(), what=f"case {i}: the loss")
         g = rng.normal(size=expected.shape)
         (out * leaf(g, backend_name, False)).sum().backward()
         (expected * torch.tensor(g)).sum().backward()
         for mine, ref in ((x, t), (x3, t3)):
             if ref.grad is not None:
-                close(mine.grad, ref.grad.numpy())
+                close(mine.grad, ref.grad.numpy(), what=f"case {i}: the gradient of the scores")
             else:
                 assert mine.grad is None, f"case {i}"
 
@@ -249,9 +250,9 @@ def test_cross_entropy_is_stable_for_large_scores(backend_name):
     loss = F.cross_entropy(x, [1, 2], reduction="none")
     shifted = a - a.max(1, keepdims=True)
     expected = -(shifted - np.log(np.exp(shifted).sum(1, keepdims=True)))[[0, 1], [1, 2]]
-    close(loss, expected)  # 2000 and log(1 + 2 e^-2): finite
+    close(loss, expected, what="the losses of scores of +-1000")  # 2000 and log(1 + 2 e^-2): finite
     loss.sum().backward()
-    assert np.isfinite(x.grad.to_numpy()).all()
+    assert np.isfinite(x.grad.to_numpy()).all(), f"the gradient of scores of +-1000: {x.grad.to_numpy()}"
 
 
 def test_losses_gradcheck(backend_name):
@@ -295,8 +296,10 @@ def test_cross_entropy_label_smoothing_errors():
 
 def test_nll_loss_of_every_target_ignored_is_nan_as_pytorch(backend_name):
     x = leaf(SCORES, backend_name)
-    assert math.isnan(F.nll_loss(x, [-100, -100, -100]).item())
-    assert F.nll_loss(x, [-100, -100, -100], reduction="sum").item() == 0.0
+    mean = F.nll_loss(x, [-100, -100, -100]).item()
+    assert math.isnan(mean), f"the mean loss of no counted target (every one ignored) is nan, 0 / 0, not {mean}"
+    total = F.nll_loss(x, [-100, -100, -100], reduction="sum").item()
+    assert total == 0.0, f"the summed loss of no counted target is 0.0, not {total}"
 
 
 # -- regression and binary losses -----------------------------------------------------------------

@@ -208,6 +208,8 @@ def softmax(input: Tensor, dim: int) -> Tensor:
     if _no_elements_along(input, dim):
         return input.clone()
     # BEGIN SOLUTION 4.4: exp, sum and divide, without overflow
+    # HINT: softmax(x) = softmax(x - c) for any c constant along dim: pick one that keeps exp
+    # below its overflow (inputs of 1000 must work), as _logsumexp_kept does.
     e = (input - input.detach().max(dim, keepdim=True).values).exp()
     return e / e.sum(dim, keepdim=True)
     # END SOLUTION 4.4
@@ -245,8 +247,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         scaled_mask = np.zeros(input.shape)
     else:
         # BEGIN SOLUTION 4.4: a random mask keeping each element with probability 1 - p, scaled
-        # HINT: random.generator() is torchlight's numpy Generator; return input times the mask
-        # HINT: (a constant: input._constant(array) makes one on input's backend).
+        # HINT: random.generator() is torchlight's numpy Generator: draw once per call, input.shape
+        # HINT: values. scaled_mask is a numpy array of input's shape: 1 / (1 - p) where an element
+        # is kept, 0 where it is dropped; the lines below multiply input by it.
         keep = random.generator().random(input.shape) >= p
         scaled_mask = keep / (1.0 - p)
         # END SOLUTION 4.4
@@ -343,7 +346,9 @@ def _on_support(log_probs: Tensor, support: Optional[np.ndarray]) -> Tensor:
 def _nll(log_probs: Tensor, dist: Any, cdim: int, reduction: str, total_weight: float) -> Tensor:
     """The negative log-likelihood of each sample, ``-sum(dist * log_probs)`` over the classes,
     reduced: "none" keeps one per sample, "sum" adds them, "mean" divides that sum by
-    ``total_weight`` (the number of samples, or the weight of their targets, as PyTorch)."""
+    ``total_weight`` (the number of samples, or the weight of their targets, as PyTorch).
+    ``dist`` is a Tensor of log_probs' shape (class probabilities may require grad); ``cdim`` is
+    the class dimension."""
     # BEGIN SOLUTION 4.4: each sample's -sum(dist * log_probs) over the class dimension, reduced
     losses = -(log_probs * dist).sum(cdim)
     if reduction == "none":

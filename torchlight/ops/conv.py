@@ -126,9 +126,10 @@ def convolve(
     kernel = weight.shape[2:]
     out_sizes = conv_output_size(x.shape[2:], kernel, stride, padding)  # noqa: F841  (stage 4.1's code uses it)
     # BEGIN SOLUTION 4.1: the convolution as weight @ columns, plus the bias
-    # HINT: Unfold.apply(x, kernel, stride, padding) gives the (N, C * K, L) columns; the weight
-    # reshaped to (O, C * K) times them is (N, O, L) (matmul broadcasts the batch); the bias adds
-    # one value per output channel (shape (O, 1) broadcasts along L); then view L as out_sizes.
+    # HINT: Unfold.apply(x, kernel, stride, padding) gives the (N, C * K, L) columns, one per
+    # window. Which shape of the weight makes one matrix product (matmul broadcasts over N) give
+    # every output channel at every window? The bias is one value per output channel, the same at
+    # every window; the result's L windows are out_sizes laid flat.
     columns = Unfold.apply(x, kernel, stride, padding)
     out = weight.reshape(out_channels, -1) @ columns
     if bias is not None:

@@ -22,11 +22,13 @@ __all__ = ["avg_pool2d", "max_pool2d", "tile"]
 
 def tile(input: Tensor, kernel: Tuple[int, int]) -> Tensor:
     """(N, C, H, W) to (N, C, H // kh, W // kw, kh * kw): the values of each kh x kw block of the
-    image along a last dimension (row by row within the block); H and W must be multiples."""
+    image along a last dimension (row by row within the block); H and W must be multiples. input
+    may be any view (permuted, sliced); the gradient flows back through the views."""
     n, c, h, w, kh, kw = _tile_arguments(input, kernel)
     # BEGIN SOLUTION 4.3: the blocks as views
-    # HINT: view splits H into (H // kh, kh) and W into (W // kw, kw); permute puts the two kernel
-    # dimensions last; a copy (contiguous) then lets view merge them into one.
+    # HINT: module 2's movement operations are enough. Name the six dimensions of an image whose H
+    # is cut into blocks of kh rows and W into blocks of kw columns: which order puts a block's
+    # kh * kw values last, row by row? (view splits or merges dimensions only of contiguous values.)
     x = input.contiguous().view(n, c, h // kh, kh, w // kw, kw)
     x = x.permute(0, 1, 2, 4, 3, 5).contiguous()
     return x.view(n, c, h // kh, w // kw, kh * kw)
@@ -40,9 +42,9 @@ def avg_pool2d(
     apart (default: the kernel size, side by side); ``padding`` zeros count in the mean, as in PyTorch."""
     x, kernel, stride, padding = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, ceil_mode)
     # BEGIN SOLUTION 4.3: the mean of each window
-    # HINT: _windows(x, kernel, stride, padding, fill) holds every window's values along a last
-    # dimension, (N, C, H_out, W_out, kh * kw), with fill standing for the padding. x is always 4-D:
-    # for a 3-D input (C, H, W) drop the batch dimension of 1 from the result again (squeeze(0)).
+    # HINT: with every window's values along one dimension, pooling is a reduction; _windows (below)
+    # lays them out, given a value to stand for the padding: which value does a mean count there?
+    # x is always 4-D; a 3-D input (C, H, W) must get a 3-D result.
     windows = _windows(x, kernel, stride, padding, 0.0)
     out = windows.mean(-1)
     return out if input.dims == 4 else out.squeeze(0)
@@ -67,7 +69,7 @@ def max_pool2d(
         raise NotImplementedError("max_pool2d(): return_indices=True is not supported")
     x, kernel, stride, padding = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, ceil_mode)
     # BEGIN SOLUTION 4.3: the maximum of each window
-    # HINT: as avg_pool2d, with -inf standing for the padding (never the maximum).
+    # HINT: as avg_pool2d; which value, standing for the padding, can never be a maximum?
     windows = _windows(x, kernel, stride, padding, float("-inf"))
     out = windows.max(-1).values
     return out if input.dims == 4 else out.squeeze(0)

@@ -27,6 +27,7 @@ def adam_update(
     """
     # HINT: m = beta1 * m + (1 - beta1) * g; v likewise with g * g and beta2; correct both for
     # HINT: their start at 0 (divide by 1 - beta ** step); the direction is m_hat / (sqrt(v_hat) + eps).
+    # Only arithmetic operators serve both Tensors and floats: a square root is ** 0.5.
     # BEGIN SOLUTION 4.5
     exp_avg = beta1 * exp_avg + (1.0 - beta1) * grad
     exp_avg_sq = beta2 * exp_avg_sq + (1.0 - beta2) * (grad * grad)
