@@ -8,7 +8,7 @@ def torch_leaves(torch, arrays, requires_grad=True):
     return [torch.tensor(np.asarray(a), dtype=torch.float64, requires_grad=requires_grad) for a in arrays]
 
 
-def assert_close(mine, theirs, atol=1e-10):
+def assert_close(mine, theirs, atol=1e-10, what="torchlight's result (ACTUAL) and PyTorch's (DESIRED)"):
     """A torchlight tensor equals a torch tensor (None on either side reads as zeros)."""
     if theirs is None and mine is None:
         return
@@ -17,7 +17,7 @@ def assert_close(mine, theirs, atol=1e-10):
     else:
         expected = theirs.detach().numpy(force=True)
     got = np.zeros_like(expected) if mine is None else mine.to_numpy()
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=atol)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=atol, err_msg=what)
 
 
 def module2(name):

@@ -116,10 +116,15 @@ def test_setup_context_sees_inputs_with_defaults_and_the_output():
 
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
     y = Affine.apply(x)
-    assert seen["inputs"][0] is x and seen["inputs"][1:] == (1.0, 2.0)
+    assert seen["inputs"][0] is x and seen["inputs"][1:] == (1.0, 2.0), (
+        f"forward(x, shift=1.0, *, scale=2.0) applied to x alone: setup_context's inputs were {seen['inputs']}, "
+        "not (x, 1.0, 2.0)"
+    )
     assert seen["output"].tolist() == [3.0, 5.0]
     Affine.apply(x, 0.0, scale=3.0)
-    assert seen["inputs"][1:] == (0.0, 3.0)
+    assert seen["inputs"][1:] == (0.0, 3.0), (
+        f"applied to (x, 0.0, scale=3.0): setup_context's inputs after x were {seen['inputs'][1:]}, not (0.0, 3.0)"
+    )
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
 
@@ -143,7 +148,10 @@ def test_setup_context_sees_var_positional_and_var_keyword_inputs_spread():
 
     x = torchlight.tensor([1.0, 2.0], requires_grad=True)
     y = Weighted.apply(x, 2.0, 3.0, label=7.0)
-    assert seen["inputs"][0] is x and seen["inputs"][1:] == (2.0, 3.0, 0.0, 7.0)
+    assert seen["inputs"][0] is x and seen["inputs"][1:] == (2.0, 3.0, 0.0, 7.0), (
+        "forward(x, *weights, shift=0.0, **extra) applied to (x, 2.0, 3.0, label=7.0): setup_context's inputs "
+        f"were {seen['inputs']}, not (x, 2.0, 3.0, 0.0, 7.0)"
+    )
     assert y.tolist() == [5.0, 10.0]
     y.sum().backward()
     assert x.grad.tolist() == [5.0, 5.0]
@@ -289,7 +297,10 @@ def test_unused_output_gets_zeros_or_none(torch, materialize):
     te, _ = two_outputs(torch.autograd.Function, materialize, tseen).apply(tx)
     e.sum().backward()
     te.sum().backward()
-    assert seen == tseen == [(False, not materialize)]
+    assert seen == tseen == [(False, not materialize)], (
+        f"set_materialize_grads({materialize}), only the first output used: backward saw (ge is None, gs is None) "
+        f"= {seen}, PyTorch's {tseen}"
+    )
     assert_close(x.grad, tx.grad)
 
 

@@ -113,13 +113,18 @@ def test_dual_tensors_carry_tangents_inside_their_level():
     with fwad.dual_level():
         d = fwad.make_dual(x, t)
         primal, tangent = fwad.unpack_dual(d)
-        assert tangent is t and primal.tolist() == [1.0, 2.0]
-        assert primal is not d and fwad.unpack_dual(primal).tangent is None  # the primal carries none
+        assert tangent is t, "unpack_dual(make_dual(x, t)).tangent is the tangent t itself"
+        assert primal.tolist() == [1.0, 2.0], (
+            f"unpack_dual(make_dual(x, t)).primal is {primal.tolist()}, not x's [1, 2]"
+        )
+        assert primal is not d, "the primal of a dual tensor is a view of it without the tangent, not the dual itself"
+        assert fwad.unpack_dual(primal).tangent is None, "the primal of a dual tensor carries no tangent"
         y = d * d
-        assert fwad.unpack_dual(y).tangent.tolist() == [2.0, 0.0]
-        assert fwad.unpack_dual(x).tangent is None  # make_dual leaves its primal alone
-    assert fwad.unpack_dual(y).tangent is None  # the level is over
-    assert fwad.unpack_dual(y).primal is y
+        got = fwad.unpack_dual(y).tangent.tolist()
+        assert got == [2.0, 0.0], f"the tangent of d * d at d = [1, 2] along [1, 0] is {got}, not [2, 0]"
+        assert fwad.unpack_dual(x).tangent is None, "make_dual(x, t) gave x itself a tangent"
+    assert fwad.unpack_dual(y).tangent is None, "outside its dual level a tensor has no tangent"
+    assert fwad.unpack_dual(y).primal is y, "the primal of a tensor without a tangent is the tensor itself"
     assert (y * 2.0).tolist() == [2.0, 8.0]  # and y is an ordinary tensor again
 
 
@@ -142,8 +147,9 @@ def test_a_non_differentiable_output_gets_no_tangent():
     with fwad.dual_level():
         x = fwad.make_dual(torchlight.tensor([-1.0, 3.0]), torchlight.tensor([1.0, 1.0]))
         doubled, sign = SignAndDouble.apply(x)
-        assert fwad.unpack_dual(doubled).tangent.tolist() == [2.0, 2.0]
-        assert fwad.unpack_dual(sign).tangent is None
+        got = fwad.unpack_dual(doubled).tangent.tolist()
+        assert got == [2.0, 2.0], f"the tangent of the differentiable output is {got}, not the jvp's [2, 2]"
+        assert fwad.unpack_dual(sign).tangent is None, "an output marked non-differentiable got a tangent"
 
 
 def test_level_errors(torch):

@@ -112,7 +112,9 @@ def make_dual(tensor: Variable, tangent: Any, *, level: Optional[int] = None) ->
 def unpack_dual(tensor: Any, *, level: Optional[int] = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of a dual value; the tangent is None when it has none at this level.
 
-    The primal is a view of ``tensor`` without the tangent, still in the reverse-mode graph.
+    The primal is a view of ``tensor`` without the tangent (``_Primal.apply``), still in the
+    reverse-mode graph; where there is no tangent (outside any level, or ``tensor`` not a Variable)
+    it is ``tensor`` itself.
 
     :param tensor: a dual value (or any value, which has no tangent).
     :param level: the forward-AD level (default: the current one).
@@ -189,7 +191,9 @@ def set_output_tangents(fn: Any, ctx: Any, result: Any, outputs: List[Any], leve
     """Give ``outputs`` their tangents at ``level`` from ``result``, what ``fn``'s jvp returned."""
     # HINT: one tangent per output (a single one may come bare); a Variable output gets its tangent
     # HINT: checked by w._match_tangent(t, fn.name, i), or None when t is None or the output was
-    # HINT: marked non-differentiable (ctx._non_differentiable).
+    # HINT: marked non-differentiable (ctx._non_differentiable). Another count of tangents is
+    # PyTorch's RuntimeError: "function <fn.name>'s jvp returned an invalid number of forward
+    # gradients (expected <outputs> but got <tangents>)".
     # BEGIN SOLUTION 5.4
     if not isinstance(result, tuple):
         result = (result,)

@@ -91,6 +91,9 @@ _FunctionMembers: Any = Function if TYPE_CHECKING else object
 @extends(History)
 class _MaterializedGrads(_HistoryMembers):
     def _missing_grads(self, grads: List[Any]) -> List[Any]:
+        """The outputs' gradients, one per output, with a zero of the output's shape for each
+        Variable output that got None (unless ``ctx.set_materialize_grads(False)``); an output that
+        is not a Variable keeps None."""
         if not self.ctx.materialize_grads:
             return grads
         # HINT: self.output_meta holds, per output, (its class, its _grad_meta()) or None for an

@@ -105,6 +105,7 @@ def _forward_over_reverse(func: Callable[..., Any], xs: List[Any], vs: Tuple[Any
     tangents, along ``vs``, of the gradient of func's one-element output."""
     # HINT: inside forward_ad.dual_level(), make each x dual with its v, call func, take
     # HINT: grad(out, duals, allow_unused=True): each gradient's tangent is a block of H @ v.
+    # HINT: _or_zeros(t, x) gives zeros shaped like x where t is None (func does not use x).
     # BEGIN SOLUTION 5.4: forward mode over reverse mode
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]

@@ -119,9 +119,10 @@ def check_saved(ctx: Any) -> None:
         return
     for value, expected in zip(ctx._saved, ctx._saved_versions, strict=True):
         if expected is not None and value._version != expected:
-            # HINT: PyTorch's message, which users search for: "one of the variables needed for gradient
-            # HINT: computation has been modified by an inplace operation", then which value, which
-            # HINT: Function saved it (ctx._fn.name) and both versions.
+            # HINT: PyTorch's message, which users search for, filled in: "one of the variables needed
+            # for gradient computation has been modified by an inplace operation: [<value._describe()>],
+            # which was saved by <ctx._fn.name>, is at version <now>; expected version <saved> instead."
+            # A hint on what to do may follow.
             # BEGIN SOLUTION 5.2: raise PyTorch's error for a saved value changed in place
             name = ctx._fn.name if ctx._fn is not None else "a Function"
             raise RuntimeError(
@@ -138,8 +139,11 @@ def check_inplace(fn: Any, target: Variable, record: bool) -> None:
     h = target.history
     if not record or h is None:
         return
-    # HINT: two cases are refused: a leaf (its .grad would describe a value it no longer has) and
-    # HINT: a view (h.last_fn.returns_view: the change would not reach the tensor it views).
+    # HINT: two cases are refused with a RuntimeError: a leaf (its .grad would describe a value it
+    # no longer has): PyTorch's "a leaf Variable that requires grad is being used in an in-place
+    # operation" (then which: fn.name); and a view (h.last_fn.returns_view: the change would not
+    # reach the tensor it views): "an in-place operation (<fn.name>) on a view made by
+    # <h.last_fn.name> ...", with what to do instead.
     # BEGIN SOLUTION 5.2: refuse an in-place change of a leaf, or of a view, that requires grad
     if h.last_fn is None:
         raise RuntimeError(

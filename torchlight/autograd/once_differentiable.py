@@ -34,6 +34,7 @@ def once_differentiable(backward):
         # but were computed without a graph; link them to those through a node that raises.
         # HINT: the sources are the Variables among ``inputs`` that are in a graph; pass each
         # HINT: gradient that is a Variable through _DelayedError.apply(g, ctx._fn, *sources).
+        # HINT: backward may return one gradient or a tuple of them: return the same form.
         # BEGIN SOLUTION 5.3
         sources = tuple(v for v in inputs if isinstance(v, Variable) and v.history is not None)
         if not sources:

@@ -111,8 +111,9 @@ class MulInplace(InplaceFunction):
         _fits(a, b)
         b = _apart(a, b)
         # HINT: b's gradient needs a's values from before the write: keep a copy (before, or
-        # HINT: a._new(a._data.contiguous()) when none was given); a.backend.zip(op.mul)(a, b, out=a)
-        # HINT: writes into a. Then tell the engine which input changed.
+        # HINT: a._new(a._data.contiguous()) when none was given), saved as (before, b), the order
+        # HINT: jvp below reads them in; a.backend.zip(op.mul)(a, b, out=a) writes into a. Then tell
+        # HINT: the engine which input changed.
         # BEGIN SOLUTION 5.2
         if before is None:  # a constant copy: right for first derivatives, not differentiable in a
             before = a._new(a._data.contiguous())
