@@ -122,7 +122,12 @@ def _finite(m: Tensor) -> Tensor:
 
 
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
-    """``input @ weight.T + bias``: input ``(..., in_features)``, weight ``(out_features, in_features)``."""
+    """``input @ weight.T + bias``: input ``(..., in_features)``, weight ``(out_features, in_features)``.
+
+    :param input: a tensor (..., in_features).
+    :param weight: the weight (out_features, in_features).
+    :param bias: one value per output feature, (out_features,) (None: none).
+    """
     _check_tensor(input, "linear", "input")
     _check_tensor(weight, "linear", "weight")
     if weight.dims != 2:
@@ -146,19 +151,28 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
 
 
 def relu(input: Tensor) -> Tensor:
-    """max(input, 0), elementwise."""
+    """max(input, 0), elementwise.
+
+    :param input: the tensor.
+    """
     _check_tensor(input, "relu", "input")
     return input.relu()
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """1 / (1 + exp(-input)), elementwise."""
+    """1 / (1 + exp(-input)), elementwise.
+
+    :param input: the tensor.
+    """
     _check_tensor(input, "sigmoid", "input")
     return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
-    """The hyperbolic tangent, elementwise."""
+    """The hyperbolic tangent, elementwise.
+
+    :param input: the tensor.
+    """
     _check_tensor(input, "tanh", "input")
     return input.tanh()
 
@@ -175,7 +189,12 @@ def _dim(input: Any, dim: Any, fn: str) -> int:
 
 def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input), dim)), finite wherever the answer is (as ``torch.logsumexp``); -inf
-    along a dimension of size 0 (the log of an empty sum, as PyTorch)."""
+    along a dimension of size 0 (the log of an empty sum, as PyTorch).
+
+    :param input: the tensor.
+    :param dim: the dimension summed over.
+    :param keepdim: keep it, with size 1.
+    """
     dim = _dim(input, dim, "logsumexp")
     _check_flag(keepdim, "logsumexp", "keepdim")
     if _no_elements_along(input, dim):  # (no maximum to shift by)
@@ -203,7 +222,11 @@ def _no_elements_along(input: Tensor, dim: int) -> bool:
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
-    """exp(input) / sum(exp(input), dim): probabilities along ``dim`` (as ``F.softmax``)."""
+    """exp(input) / sum(exp(input), dim): probabilities along ``dim`` (as ``F.softmax``).
+
+    :param input: the scores.
+    :param dim: the dimension that sums to 1.
+    """
     dim = _dim(input, dim, "softmax")
     if _no_elements_along(input, dim):
         return input.clone()
@@ -216,7 +239,11 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
-    """log(softmax(input, dim)), finite even where softmax underflows to 0 (as ``F.log_softmax``)."""
+    """log(softmax(input, dim)), finite even where softmax underflows to 0 (as ``F.log_softmax``).
+
+    :param input: the scores.
+    :param dim: the dimension softmax normalizes over.
+    """
     dim = _dim(input, dim, "log_softmax")
     if _no_elements_along(input, dim):
         return input.clone()
@@ -236,6 +263,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     expected value is unchanged ("inverted" dropout); the identity when not ``training``.
 
     The mask is drawn from torchlight's generator (``torchlight.manual_seed``).
+
+    :param input: the tensor.
+    :param p: the probability of zeroing an element, in [0, 1].
+    :param training: drop (else return input unchanged).
+    :param inplace: accepted for PyTorch's programs (the result is a new tensor).
     """
     _check_tensor(input, "dropout", "input")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
@@ -379,6 +411,12 @@ def nll_loss(
 
     ``weight`` (C,) scales each class; "mean" divides by the total weight of the targets. Targets
     equal to ``ignore_index`` count for nothing.
+
+    :param input: log-probabilities (N, C), (N, C, d1, ...) or (C,).
+    :param target: class indices (N,), (N, d1, ...) or ().
+    :param weight: a weight for each class, (C,) (None: all 1); "mean" divides by the targets' total weight.
+    :param ignore_index: a target class index that adds no loss.
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
     """
     _check_reduction(reduction, "nll_loss")
     _check_ignore_index(ignore_index, "nll_loss")
@@ -407,6 +445,13 @@ def cross_entropy(
     and "mean" as in ``nll_loss``) or class probabilities of input's shape ("mean" divides by the
     number of samples). ``label_smoothing`` in [0, 1] mixes the target with the uniform
     distribution over the C classes.
+
+    :param input: unnormalized scores (N, C), (N, C, d1, ...) or (C,).
+    :param target: class indices (input's shape without C) or class probabilities (input's shape).
+    :param weight: a weight for each class, (C,) (None: all 1).
+    :param ignore_index: a target class index that adds no loss (with class indices).
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    :param label_smoothing: in [0, 1]: how much of the target is mixed with the uniform distribution.
     """
     _check_reduction(reduction, "cross_entropy")
     _check_ignore_index(ignore_index, "cross_entropy")
@@ -460,7 +505,12 @@ def _taught_cross_entropy() -> None:
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """The squared error ``(input - target) ** 2``, reduced (as ``F.mse_loss``)."""
+    """The squared error ``(input - target) ** 2``, reduced (as ``F.mse_loss``).
+
+    :param input: the predictions.
+    :param target: the values, input's shape.
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    """
     _check_reduction(reduction, "mse_loss")
     _check_tensor(input, "mse_loss", "input")
     _check_same_shape(input, target, "mse_loss")
@@ -485,6 +535,11 @@ def binary_cross_entropy(
     worth 0 whose derivatives are PyTorch's. Deviation: where input is exactly 0 or 1 a target that
     requires a gradient gets the clamped ``log(1 - input) - log(input)`` (100 in size) where PyTorch
     gives inf.
+
+    :param input: probabilities in [0, 1].
+    :param target: values in [0, 1], input's shape.
+    :param weight: a weight for each element, broadcast against input (None: all 1).
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
     """
     _check_reduction(reduction, "binary_cross_entropy")
     _check_tensor(input, "binary_cross_entropy", "input")
@@ -535,7 +590,14 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """``binary_cross_entropy(sigmoid(input), target)`` computed from the scores ``input`` without
     overflow for any size of score, times ``weight``; ``pos_weight`` scales the positive term
-    (as ``F.binary_cross_entropy_with_logits``)."""
+    (as ``F.binary_cross_entropy_with_logits``).
+
+    :param input: scores (logits).
+    :param target: values in [0, 1], input's shape.
+    :param weight: a weight for each element, broadcast against input (None: all 1).
+    :param reduction: ``"mean"``, ``"sum"`` or ``"none"`` (one loss per element).
+    :param pos_weight: a weight for the positive term, one per class (None: 1).
+    """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     _check_tensor(input, "binary_cross_entropy_with_logits", "input")
     _check_same_shape(input, target, "binary_cross_entropy_with_logits")
@@ -553,7 +615,11 @@ def binary_cross_entropy_with_logits(
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """``tensor``'s class indices as one-hot vectors: shape ``tensor.shape + (num_classes,)``,
     1.0 at each index and 0.0 elsewhere (``num_classes=-1``: the largest index + 1), as ``F.one_hot``
-    (floats: torchlight holds float64 only)."""
+    (floats: torchlight holds float64 only).
+
+    :param tensor: class indices (whole numbers).
+    :param num_classes: the vectors' length (-1: the largest index + 1).
+    """
     values = tensor.to_numpy() if isinstance(tensor, Tensor) else np.asarray(tensor)
     if values.dtype.kind not in "fiub":
         raise TypeError(f"one_hot(): expected a tensor of class indices, got {type(tensor).__name__}")

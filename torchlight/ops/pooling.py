@@ -23,7 +23,11 @@ __all__ = ["avg_pool2d", "max_pool2d", "tile"]
 def tile(input: Tensor, kernel: Tuple[int, int]) -> Tensor:
     """(N, C, H, W) to (N, C, H // kh, W // kw, kh * kw): the values of each kh x kw block of the
     image along a last dimension (row by row within the block); H and W must be multiples. input
-    may be any view (permuted, sliced); the gradient flows back through the views."""
+    may be any view (permuted, sliced); the gradient flows back through the views.
+
+    :param input: an image (N, C, H, W).
+    :param kernel: the block's size (kh, kw).
+    """
     n, c, h, w, kh, kw = _tile_arguments(input, kernel)
     # BEGIN SOLUTION 4.3: the blocks as views
     # HINT: module 2's movement operations are enough. Name the six dimensions of an image whose H
@@ -39,7 +43,14 @@ def avg_pool2d(
     input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False
 ) -> Tensor:
     """The mean of each kernel_size window of input (N, C, H, W) or (C, H, W), windows ``stride``
-    apart (default: the kernel size, side by side); ``padding`` zeros count in the mean, as in PyTorch."""
+    apart (default: the kernel size, side by side); ``padding`` zeros count in the mean, as in PyTorch.
+
+    :param input: an image (N, C, H, W) or (C, H, W).
+    :param kernel_size: the window's size: an int or a pair (height, width).
+    :param stride: the step between windows: an int or a pair (default: the kernel size).
+    :param padding: zeros added on each side: an int or a pair.
+    :param ceil_mode: only False (PyTorch's True is not supported).
+    """
     x, kernel, stride, padding = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, ceil_mode)
     # BEGIN SOLUTION 4.3: the mean of each window
     # HINT: with every window's values along one dimension, pooling is a reduction; _windows (below)
