@@ -450,3 +450,34 @@ def test_the_real_course_marks_module_0():
     assert "torchlight/scalar.py: mul, add, neg" in listing
     assert "torchlight/nn/module.py: Module.named_children" in listing
     assert all(t.message.startswith(f"Task {t.stage}: ") for t in course.tasks)
+
+
+def _solution_lines(root: Path):
+    """(stage, where, number of code lines) for every region of the checkout at ``root``."""
+    found = []
+    for path in Course.load(root).marked_files:
+        text = (root / path).read_text(encoding="utf-8")
+        if path.endswith(".ipynb"):
+            cells = [c["source"] for c in json.loads(text)["cells"]]
+            sources = {f"{path}, cell {i + 1}": "".join(s) if isinstance(s, list) else s for i, s in enumerate(cells)}
+        else:
+            sources = {path: text}
+        for where, source in sources.items():
+            lines = source.splitlines()
+            for region in find_regions(lines, lambda i, where=where: f"{where}:{i + 1}"):
+                code = [s for s in region.body(lines) if s.strip() and not s.strip().startswith("#")]
+                found.append((region.stage, f"{where}:{region.begin + 1}", len(code)))
+    return found
+
+
+def test_the_real_course_has_even_stages():
+    # Issue 19: no region over 30 lines of code, no stage over about 50 (here: 55), so that each
+    # stage is one idea a student can hold. Blank lines, comments and hints do not count.
+    found = _solution_lines(Path(torchlight.__file__).resolve().parents[1])
+    long_regions = [f"{where} (stage {stage}): {n} lines" for stage, where, n in found if n > 30]
+    assert not long_regions, "regions over 30 lines of code:\n" + "\n".join(long_regions)
+    per_stage: dict = {}
+    for stage, _, n in found:
+        per_stage[stage] = per_stage.get(stage, 0) + n
+    long_stages = [f"stage {stage}: {n} lines" for stage, n in per_stage.items() if n > 55]
+    assert not long_stages, "stages over 55 lines of code:\n" + "\n".join(long_stages)

@@ -74,15 +74,6 @@ BINARY = [
     ("composite", lambda a, b: (a * b).sigmoid() + (a - b).tanh() * b, None, None),
 ]
 
-MATMUL_SHAPES = [
-    ((3,), (3,)),
-    ((2, 3), (3,)),
-    ((3,), (3, 2)),
-    ((2, 3), (3, 2)),
-    ((2, 1, 3), (2, 3, 2)),
-    ((2, 2, 3), (3, 1)),
-]
-
 
 def ids(table):
     return [row[0] for row in table]
@@ -115,15 +106,6 @@ def test_unary_gradcheck(backend_name, name, fn, elements, min_dims, unique, dat
 def test_binary_gradcheck_with_broadcasting(backend_name, name, fn, ea, eb, data):
     (a, _), (b, _) = binary_inputs(data, backends.get(backend_name), ea, eb)
     assert gradcheck(fn, (a, b))
-
-
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=repr)
-@given(data=st.data())
-def test_matmul_gradcheck(backend_name, shape_a, shape_b, data):
-    backend = backends.get(backend_name)
-    a, _ = data.draw(tensors(backend, shape=shape_a, requires_grad=True))
-    b, _ = data.draw(tensors(backend, shape=shape_b, requires_grad=True))
-    assert gradcheck(lambda x, y: x @ y, (a, b))
 
 
 @given(data=st.data())
@@ -203,16 +185,6 @@ def test_binary_matches_torch(backend_name, name, fn, ea, eb, data):
     torch = pytest.importorskip("torch")
     (a, va), (b, vb) = binary_inputs(data, backends.get(backend_name), ea, eb)
     compare_with_torch(torch, fn, [a, b], [torch_leaf(torch, va), torch_leaf(torch, vb)], data)
-
-
-@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=repr)
-@given(data=st.data())
-def test_matmul_matches_torch(backend_name, shape_a, shape_b, data):
-    torch = pytest.importorskip("torch")
-    backend = backends.get(backend_name)
-    a, va = data.draw(tensors(backend, shape=shape_a, requires_grad=True))
-    b, vb = data.draw(tensors(backend, shape=shape_b, requires_grad=True))
-    compare_with_torch(torch, lambda x, y: x @ y, [a, b], [torch_leaf(torch, va), torch_leaf(torch, vb)], data)
 
 
 def test_gather_and_max_indices_match_torch(backend_name):

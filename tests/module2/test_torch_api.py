@@ -323,25 +323,6 @@ def test_allclose_and_isclose():
         torchlight.allclose(torchlight.ones(2), torchlight.ones(3))
 
 
-def test_matmul_forms(backend_name):
-    a, b = T(A, backend_name), T(A.T, backend_name)
-    assert_values(torchlight.mm(a, b), A @ A.T)
-    assert_values(torchlight.matmul(a, T(B, backend_name)), A @ B)
-    batch = np.stack([A, 2 * A])
-    assert_values(
-        torchlight.bmm(T(batch, backend_name), T(batch.transpose(0, 2, 1), backend_name)),
-        batch @ batch.transpose(0, 2, 1),
-    )
-    with pytest.raises(RuntimeError, match="self must be a matrix"):
-        torchlight.mm(T(B, backend_name), b)
-    with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
-        torchlight.mm(a, T(B, backend_name))
-    with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
-        torchlight.bmm(a, b)
-    with pytest.raises(RuntimeError, match="Expected size for first two dimensions of batch2"):
-        torchlight.bmm(T(batch, backend_name), T(batch[:1].transpose(0, 2, 1), backend_name))
-
-
 @pytest.mark.parametrize(
     "call, error, match",
     [

@@ -58,22 +58,29 @@ def test_inplace_ops_pass_gradcheck(case):
 def test_every_tensor_has_a_version_shared_by_its_views():
     x = torchlight.tensor([[1.0, 2.0], [3.0, 4.0]])
     view, alias, copy = x[0], x.detach(), x.clone()
-    assert x._version == 0
+    assert x._version == 0, f"a new tensor's _version should be 0, got {x._version}"
     x.add_(1.0)
-    assert x._version == view._version == alias._version == 1
+    versions = (x._version, view._version, alias._version)
+    assert versions == (1, 1, 1), (
+        f"after x.add_: the versions of x, x[0] and x.detach() should all be 1, got {versions}"
+    )
     view.mul_(2.0)  # writes through to x
-    assert x._version == 2 and x.tolist() == [[4.0, 6.0], [4.0, 5.0]]
-    assert copy._version == 0
+    assert x._version == 2, f"x[0].mul_ changes x's storage: x._version should be 2, got {x._version}"
+    assert x.tolist() == [[4.0, 6.0], [4.0, 5.0]], f"x[0].mul_(2.0) should write through to x, got {x.tolist()}"
+    assert copy._version == 0, f"x.clone() has its own storage: its _version should stay 0, got {copy._version}"
     x[1] = 0.0
     x.zero_()
     x.fill_(1.0)
-    assert x._version == 5 and alias.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert x._version == 5, (
+        f"x[1] = ..., zero_ and fill_ are three more changes: x._version should be 5, got {x._version}"
+    )
+    assert alias.tolist() == [[1.0, 1.0], [1.0, 1.0]], f"x.detach() shares x's storage, got {alias.tolist()}"
 
 
 def test_out_of_place_ops_do_not_bump_the_version():
     x = torchlight.tensor([1.0, 2.0])
     _ = x + 1.0, x * 2.0, x.exp(), x.view(2, 1), x[0]
-    assert x._version == 0
+    assert x._version == 0, f"+, *, exp, view and indexing change nothing: x._version should stay 0, got {x._version}"
 
 
 def test_a_saved_tensor_changed_in_place_is_an_error(torch):
@@ -292,7 +299,7 @@ def test_setitem_errors():
         y[0, 1:] = torchlight.ones(4)
     with pytest.raises(TypeError, match="only integers, slices"):
         y["0"] = 1.0  # (a list, a tensor or a mask picks elements: test_tutorial_api.py)
-    assert y._version == 0
+    assert y._version == 0, f"a refused assignment changes nothing: y._version should stay 0, got {y._version}"
 
 
 def test_shape_errors(torch):
@@ -326,7 +333,10 @@ def test_saved_tensors_can_be_read_back_in_forward_order():
     a, b = torchlight.tensor([1.0]), torchlight.tensor([2.0])
     ctx.save_for_backward(a, None, b)
     inplace_tracking.snapshot_saved(ctx)
-    assert ctx.saved_tensors[0] is a and ctx.saved_tensors[1] is None and ctx.saved_tensors[2] is b
+    saved = ctx.saved_tensors
+    assert len(saved) == 3 and saved[0] is a and saved[1] is None and saved[2] is b, (
+        f"save_for_backward(a, None, b) should read back as (a, None, b), got {saved}"
+    )
 
 
 def test_views_made_by_indexing_share_the_version(backend_name):
@@ -335,7 +345,7 @@ def test_views_made_by_indexing_share_the_version(backend_name):
     row = t[1]
     before = row._version
     t._bump_version()  # an in-place change anywhere in the storage is seen by every view
-    assert row._version == before + 1
+    assert row._version == before + 1, f"t[1] shares t's version: it should be {before + 1}, got {row._version}"
 
 
 def test_saved_tensors_changed_in_place_are_detected(backend_name):

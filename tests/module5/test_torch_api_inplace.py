@@ -25,8 +25,12 @@ def test_update_under_no_grad_changes_the_leaf_itself():
         w *= 2.0
         w /= 4.0
         w.grad = None
-    assert w is alias and w._data.storage is storage and w._version == version + 4
-    assert w.is_leaf and w.requires_grad and w.grad is None
+    assert w is alias and w._data.storage is storage, "w -= ... under no_grad should change w itself, not rebind it"
+    assert w._version == version + 4, f"four in-place updates: w._version should be {version + 4}, got {w._version}"
+    assert w.is_leaf and w.requires_grad, (
+        f"w should stay a leaf that requires grad (is_leaf={w.is_leaf}, requires_grad={w.requires_grad})"
+    )
+    assert w.grad is None, "w.grad = None should clear the gradient"
     np.testing.assert_allclose(w.to_numpy(), ((A - 0.1 * 2 * A) + 1.0) * 2.0 / 4.0)
     (w * 3.0).sum().backward()  # a fresh gradient, not added to the old one
     np.testing.assert_array_equal(w.grad.to_numpy(), np.full(A.shape, 3.0))

@@ -39,8 +39,10 @@ def of_inplace(fn: Any, ctx: Any, args: Tuple[Any, ...], outputs: List[Any]) -> 
     """The History of an in-place application: each changed input is recorded as an alias of
     what it was until now (its old History, or none for a constant), and ``previous``
     remembers that alias for the operations that used the input before."""
-    # HINT: d._alias() is a new variable sharing d's data; give it d's old node with
-    # HINT: old._set_history(d.history, d._output_nr). previous maps an output's index to that alias.
+    # HINT: each changed input d is about to get this new History, so the History must not list d
+    # HINT: itself among its inputs (the graph would loop): it needs a stand-in for d as it was, one
+    # HINT: that shares d's data (d._alias()) and keeps d's old node, if any (see _set_history).
+    # HINT: Later users of the old d find that stand-in in previous, under each output index of d.
     # BEGIN SOLUTION 5.2
     inputs = list(args)
     previous: dict[int, Variable] = {}

@@ -553,10 +553,12 @@ def _matmul_tiles(out, a, b, n, k, m, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     i = cuda.blockIdx.y * TILE + y  # noqa: F841  (stage 3.5's code uses it)
     j = cuda.blockIdx.x * TILE + x  # noqa: F841  (stage 3.5's code uses it)
     # BEGIN SOLUTION 3.5: the tiled product: copy a tile of a and of b to shared memory, add up from there
-    # HINT: for each tile along k (q0 = 0, TILE, 2 * TILE, ...): thread (x, y) copies a[p, i, q0 + x]
-    # into a_tile[y, x] and b[p, q0 + y, j] into b_tile[y, x] (0.0 outside the matrices), all threads
-    # wait (cuda.syncthreads()), each adds a_tile[y, q] * b_tile[q, x] for q < TILE, and all wait
-    # again before the next tiles overwrite these. Last, write out[p, i, j] if it is inside out.
+    # HINT: walk k in steps of TILE. At each step the block's TILE x TILE threads fill both shared
+    # tiles together, one element of each per thread: which element of a (and of b) should thread
+    # (x, y) fetch, so that its own row i and column j find every term of their sum in the tiles?
+    # Store 0.0 where the element lies outside its matrix, and the sum needs no bounds checks. A
+    # tile may be read only once every thread has written it, and overwritten only once every
+    # thread is done reading it (cuda.syncthreads()). A thread outside out still helps to copy.
     # One running sum from 0.0, one product at a time in order of q: the tests compare to the bit
     # with the simple backend and the library's register-tiled kernel, which add in that order.
     acc = 0.0

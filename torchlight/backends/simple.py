@@ -95,11 +95,11 @@ def reduce_kernel(fn: Callable[[float, float], float]) -> Callable:
 def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):
     """out[p, i, j] = sum over q of a[p, i, q] * b[p, q, j]; a batch of size 1 broadcasts."""
     batch, n, m = out_shape.tolist()
-    k = int(a_shape[2])  # noqa: F841  (stage 2.3's code uses it)
+    k = int(a_shape[2])  # noqa: F841  (stage 2.5's code uses it)
     o0, o1, o2 = out_strides.tolist()
     a0, a1, a2 = a_strides.tolist()
     b0, b1, b2 = b_strides.tolist()
-    # BEGIN SOLUTION 2.3
+    # BEGIN SOLUTION 2.5
     # HINT: a batch of size 1 broadcasts: give its batch dimension stride 0.
     if a_shape[0] == 1:
         a0 = 0
@@ -112,7 +112,7 @@ def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape
                 for q in range(k):
                     acc += a[p * a0 + i * a1 + q * a2] * b[p * b0 + q * b1 + j * b2]
                 out[p * o0 + i * o1 + j * o2] = acc
-    # END SOLUTION 2.3
+    # END SOLUTION 2.5
 
 
 # -- Module 4: the sliding windows of a convolution ------------------------------------------

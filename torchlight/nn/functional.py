@@ -207,9 +207,10 @@ def logsumexp(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
 def _logsumexp_kept(input: Tensor, dim: int) -> Tensor:
     """log(sum(exp(input), dim)) with ``dim`` kept, of size 1 (``keepdim=True``), for a valid ``dim``."""
     # BEGIN SOLUTION 4.4: log(sum(exp(input))) along dim, kept, without overflow
-    # HINT: exp overflows past 709. Take the maximum m along dim out first:
-    # HINT: logsumexp(x) = m + log(sum(exp(x - m))). m is any constant here, so use it detached
-    # HINT: (x.detach()); _finite(m) replaces an infinite maximum by 0.
+    # HINT: exp overflows past 709, and inputs of 1000 must work. Subtracting a constant c from every
+    # HINT: element along dim changes log(sum(exp(...))) in a simple way: which, and which c makes
+    # HINT: the largest term exp(0)? c needs no gradient of its own (take it from input.detach()), and
+    # HINT: _finite(c) turns an infinite one (a row of -inf, or of +inf) into 0.
     m = _finite(input.detach().max(dim, keepdim=True).values)
     return (input - m).exp().sum(dim, keepdim=True).log() + m
     # END SOLUTION 4.4

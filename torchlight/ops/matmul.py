@@ -30,23 +30,23 @@ class MatMul(Function):
     def grad_a(ctx: Context, g: Tensor) -> Tensor:
         """The gradient for a: g @ b^T (in matrices; see ``_as_matrices`` for vectors)."""
         a, b = ctx.saved_tensors
-        # BEGIN SOLUTION 2.4
+        # BEGIN SOLUTION 2.5
         # HINT: in matrices, out = a @ b gives a the gradient g @ b^T (transpose(-1, -2)); a
         # vector a was a row: squeeze that row away again. Batch dims: the engine sums them.
         a2, b2, g2 = _as_matrices(a, b, g)
         ga = g2 @ b2.transpose(-1, -2)
         return ga.squeeze(-2) if a.dims == 1 else ga
-        # END SOLUTION 2.4
+        # END SOLUTION 2.5
 
     @staticmethod
     def grad_b(ctx: Context, g: Tensor) -> Tensor:
         """The gradient for b: a^T @ g (in matrices; see ``_as_matrices`` for vectors)."""
         a, b = ctx.saved_tensors
-        # BEGIN SOLUTION 2.4
+        # BEGIN SOLUTION 2.5
         a2, b2, g2 = _as_matrices(a, b, g)
         gb = a2.transpose(-1, -2) @ g2
         return gb.squeeze(-1) if b.dims == 1 else gb
-        # END SOLUTION 2.4
+        # END SOLUTION 2.5
 
     @staticmethod
     def jvp(ctx: Context, ta: Grad, tb: Grad) -> Grad:
