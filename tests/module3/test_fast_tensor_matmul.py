@@ -22,10 +22,5 @@ def _composed_linear(monkeypatch):
     monkeypatch.setattr(Linear, "fused", False)
 
 
-def _matmul(name):
-    return "matmul" in name or "matrix_multiply" in name
-
-
-for _file in ("test_backend_ops", "test_autodiff"):
-    globals().update(reuse.tests(reuse.load(_file), keep=_matmul))
+globals().update(reuse.tests(reuse.load("test_matmul")))
 globals().update(reuse.tests(reuse.load("test_linear")))  # Linear is a matrix product
