@@ -1,7 +1,9 @@
 """Task 3.3: the fast backend's blocked matrix multiply against numpy: batched, broadcast over
 batch dimensions, strided and transposed operands, sizes that are not multiples of the tile or
 the panel, on the serial and the parallel path. And the library's unrolled 4 x 4 tile (given, not
-the stage's code) against the stage's ``_dot``: the same sixteen sums."""
+the stage's code) against the stage's ``_dot``: the same sixteen sums. Every product here runs the
+stage's kernel: the library's register tiles (``fast_tiles.py``), which take larger products once
+this stage is written, have their own tests (test_fast_tiles.py)."""
 
 import os
 import subprocess
@@ -14,13 +16,22 @@ from hypothesis import strategies as st
 
 import torchlight
 from torchlight import Tensor, backends, scalar
-from torchlight.backends import fast_matmul
+from torchlight.backends import fast_matmul, fast_tiles
 
 from .strategies import layout_of
 
 pytestmark = pytest.mark.task3_3
 
 FAST = backends.get("fast")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def stage_kernel_only():
+    """Every product here on stage 3.3's kernel: the library's tiles take none (test_fast_tiles.py tests them)."""
+    saved = fast_tiles.TILES_FROM
+    fast_tiles.TILES_FROM = 1 << 62
+    yield
+    fast_tiles.TILES_FROM = saved
 
 
 @pytest.fixture(params=["serial", "parallel"], scope="module")
