@@ -214,8 +214,8 @@ def targets(elementwise, products, epoch, compile_cost) -> List[str]:
     big = [r for r in elementwise if r.shape == "1000x1000"]
     for r in big:
         t = r.times
-        if r.group == "map" or (r.group == "zip" and "contiguous" in r.operation):
-            goal, limit = "no slower than numpy", 1.0
+        if r.group in ("map", "reduce") or (r.group == "zip" and "contiguous" in r.operation):
+            goal, limit = "no slower than numpy", 1.0  # issue 23, items 1 and 2
         elif r.group == "zip":
             goal, limit = "within 2x of numpy", 2.0
         else:
@@ -224,16 +224,18 @@ def targets(elementwise, products, epoch, compile_cost) -> List[str]:
         out.append(
             f"- {r.group} {r.operation} {r.shape}: fast / numpy = {ratio:.2f} ({goal}): {verdict(ratio <= limit)}"
         )
-    for r in products:
-        if r.shape in ("512x512 @ 512x512", "16x256x256 @ 256x256"):
+    for r in products:  # issue 23, item 3: 70% of numpy's throughput from 64x64 up, 90% at 512 and 1024
+        n = int(r.shape.split(" @ ")[0].split("x")[-2])  # C's rows: "16x256x256 @ ..." has 256
+        goal = 0.9 if r.shape in ("512x512 @ 512x512", "1024x1024 @ 1024x1024") else 0.7
+        if n >= 64 and r.times["fast"] is not None:
             share = r.times["numpy"] / r.times["fast"]
             out.append(
-                f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least 60%): "
-                f"{verdict(share >= 0.6)}"
+                f"- matmul {r.shape}: fast reaches {100 * share:.0f}% of numpy's GFLOP/s (at least "
+                f"{100 * goal:.0f}%): {verdict(share >= goal)}"
             )
-    if epoch["torch"] is not None:
+    if epoch["torch"] is not None:  # issue 18: at most 2x PyTorch
         ratio = epoch["fast"] / epoch["torch"]
-        out.append(f"- MLP epoch: fast / torch = {ratio:.2f} (within 3x): {verdict(ratio <= 3.0)}")
+        out.append(f"- MLP epoch: fast / torch = {ratio:.2f} (within 2x): {verdict(ratio <= 2.0)}")
     if compile_cost is not None:
         cold, cached = compile_cost["cold"]["total"], compile_cost["cached"]["total"]
         out.append(f"- cold first use of every kernel: {cold:.1f} s (under 20 s): {verdict(cold < 20)}")
