@@ -367,6 +367,9 @@ class _Kernel:
 
     def __init__(self, fn, kind: str):
         self.kind = kind
+        # The argument whose length bounds the work: out's storage, or for reduce the input's
+        # (every element of it is read). A storage's length needs no Python loop over the shape.
+        self._work_arg = 3 if kind == "reduce_part" else 0
         _raise_if_stubs(fn, kind)
         if kind == "map_part":  # exp, log, sigmoid, tanh: their vectorizable forms (fast_math.py)
             fn = fast_math.STAND_INS.get(fn, fn)
@@ -374,13 +377,12 @@ class _Kernel:
         fast_cache.compile_part(self.part, PART_SIGNATURES[kind], fn)
         self._pointer = self._launch = None  # made on the first parallel call
 
-    def __call__(self, out, *args):
-        # The storage's length bounds the work without a Python loop over the shape (for reduce,
-        # the input's storage: every element of it is read).
-        work = len(args[2]) if self.kind == "reduce_part" else len(out)
+    def __call__(self, *args):
+        # (Most operations of a training step are small: this is on every one's path, so it is
+        # kept to the fewest Python steps, the serial case first.)
         try:
-            if work < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
-                self.part(0, 1, out, *args)
+            if len(args[self._work_arg]) < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
+                self.part(0, 1, *args)
             else:
                 if self._launch is None:
                     # An exception inside the launcher's threads is printed and lost (numba cannot
@@ -393,9 +395,9 @@ class _Kernel:
                         _LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature)
                     )
                 parts = numba.get_num_threads() * PARTS_PER_THREAD
-                fast_parallel.launch(self._launch, self._pointer, parts, out, *args)
+                fast_parallel.launch(self._launch, self._pointer, parts, *args)
         except TypeError:
-            fast_parallel.run_on_plain_arrays(self.part, (0, 1, out) + args, out=2)
+            fast_parallel.run_on_plain_arrays(self.part, (0, 1) + args, out=2)
 
 
 def map_kernel(fn):
