@@ -329,7 +329,7 @@ class Tensor(Variable):
         if isinstance(x, Tensor):
             return x
         if isinstance(x, numbers.Real):
-            return self._new(TensorData.filled((), float(x)))
+            return self._new(TensorData._filled((), float(x)))  # (() is a valid shape: no checks)
         if isinstance(_tensor_of(x), Tensor):  # an nn.Parameter stands for its value
             return _tensor_of(x)
         raise TypeError(f"cannot combine a Tensor with {type(x).__name__}: {x!r}")

@@ -42,10 +42,7 @@ class IndexingError(IndexError):
 class _Version:
     """The in-place modification counter, one object shared by every view of a storage."""
 
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+    value = 0  # (a class default rather than an __init__: every new tensor makes one, and it is half the cost)
 
 
 def prod(shape: Iterable[int]) -> int:
@@ -101,6 +98,13 @@ def _contiguous_strides(shape: Shape) -> Shape:
 def _int64_array(values: Shape) -> np.ndarray:
     """``values`` as the int64 array a kernel takes for a shape or strides (shared: kernels only read it)."""
     return np.array(values, dtype=np.int64)
+
+
+@lru_cache(maxsize=1024)
+def _contiguous_layout(shape: Shape) -> Tuple[Shape, np.ndarray, np.ndarray]:
+    """A contiguous tensor's strides, and its shape and strides as kernel arguments, once per shape."""
+    strides = _contiguous_strides(shape)
+    return strides, _int64_array(shape), _int64_array(strides)
 
 
 def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
@@ -216,7 +220,14 @@ class TensorData:
 
     @classmethod
     def _unchecked(
-        cls, storage: np.ndarray, shape: Shape, strides: Shape, offset: int, version: _Version, size: int
+        cls,
+        storage: np.ndarray,
+        shape: Shape,
+        strides: Shape,
+        offset: int,
+        version: _Version,
+        size: int,
+        kernel_args: Optional[Tuple[Any, np.ndarray, np.ndarray]] = None,
     ) -> "TensorData":
         # What __init__ makes, without its checks and conversions: for the views and new storages
         # made in this file, whose parts fit by construction. (Views are made on every operation,
@@ -228,19 +239,30 @@ class TensorData:
         self.strides = strides
         self.size = size
         self.version = version
-        self._kernel_args = None
+        self._kernel_args = kernel_args
         return self
 
     @classmethod
     def _fresh(cls, storage: np.ndarray, shape: Shape) -> "TensorData":
         # A contiguous TensorData over a new flat storage of prod(shape) values, shape known valid.
-        return cls._unchecked(storage, shape, _contiguous_strides(shape), 0, _Version(), len(storage))
+        # (Every operation's result is made here, so its kernel arguments are set at once, from
+        # arrays made once per shape.)
+        strides, shape_array, strides_array = _contiguous_layout(shape)
+        args = (storage, shape_array, strides_array)
+        return cls._unchecked(storage, shape, strides, 0, _Version(), len(storage), args)
 
     @classmethod
     def zeros(cls, shape: Sequence[int]) -> "TensorData":
         """A new contiguous TensorData of zeros."""
-        shape = _valid_shape(shape)
-        return cls._fresh(np.zeros(prod(shape)), shape)
+        return cls._zeros(_valid_shape(shape))
+
+    @classmethod
+    def _zeros(cls, shape: Shape) -> "TensorData":
+        # zeros() for a shape of valid sizes, as _empty below.
+        size = math.prod(shape)
+        if size > _MAX_STORAGE:
+            check_storage(shape)
+        return cls._fresh(np.zeros(size), shape)
 
     @classmethod
     def empty(cls, shape: Sequence[int]) -> "TensorData":
@@ -251,7 +273,7 @@ class TensorData:
     def _empty(cls, shape: Shape) -> "TensorData":
         # empty() for a shape of valid sizes (taken from other TensorDatas) whose element count
         # may still be too large: broadcasting (2**62, 1) with (1, 4), say.
-        size = prod(shape)
+        size = math.prod(shape)
         if size > _MAX_STORAGE:
             check_storage(shape)
         return cls._fresh(np.empty(size), shape)
@@ -259,10 +281,14 @@ class TensorData:
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":
         """A new contiguous TensorData with every element ``value``."""
-        shape = _valid_shape(shape)
-        storage = np.empty(prod(shape))
-        storage.fill(value)  # (np.full does the same, at several times the cost for small sizes)
-        return cls._fresh(storage, shape)
+        return cls._filled(_valid_shape(shape), value)
+
+    @classmethod
+    def _filled(cls, shape: Shape, value: float) -> "TensorData":
+        # filled() for a shape of valid sizes, as _empty above.
+        data = cls._empty(shape)
+        data.storage.fill(value)  # (np.full does the same, at several times the cost for small sizes)
+        return data
 
     @property
     def dims(self) -> int:

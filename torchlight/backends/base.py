@@ -39,6 +39,7 @@ overwrite.
 Everything about shapes (broadcasting, checking, batching for matmul) happens here in Python.
 """
 
+from functools import lru_cache
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -75,9 +76,11 @@ class TensorBackend:
         # Where this backend's tensors keep their storage: numpy arrays in the host's memory, unless
         # the kernel set keeps its own (cuda: device arrays), which it then allocates and adopts.
         self.storage_type = getattr(kernels, "storage_type", np.ndarray)
+        # (The operations here call them with shapes made from other tensors' shapes, whose sizes
+        # are valid already: TensorData's own checks of a shape are skipped.)
         self.empty: Callable[[tuple], TensorData] = getattr(kernels, "empty", TensorData._empty)
-        self.zeros: Callable[[tuple], TensorData] = getattr(kernels, "zeros", TensorData.zeros)
-        self.filled: Callable[[tuple, float], TensorData] = getattr(kernels, "filled", TensorData.filled)
+        self.zeros: Callable[[tuple], TensorData] = getattr(kernels, "zeros", TensorData._zeros)
+        self.filled: Callable[[tuple, float], TensorData] = getattr(kernels, "filled", TensorData._filled)
         self.adopt: Callable[[TensorData], TensorData] = getattr(kernels, "adopt", TensorData.on_host)
 
     def __repr__(self) -> str:
@@ -119,9 +122,10 @@ class TensorBackend:
             else:
                 self._check(name, a, out)
                 _check_broadcasts_to(a.shape, out.shape, name)
-            views = _long_rows(out._data, a._data)
+            od, ad = out._data, a._data
+            views = _long_rows(od, ad) if od.size >= LONG_ROWS_MIN_SIZE else None
             if views is None:
-                kernel(*out._data.kernel_args(), *a._data.kernel_args())
+                kernel(*od.kernel_args(), *ad.kernel_args())
             else:
                 kernel(*views[0], *views[1])
             return out
@@ -141,15 +145,16 @@ class TensorBackend:
             if a.backend is not self or b.backend is not self:
                 self._check(name, a, b)
             ad, bd = a._data, b._data
-            shape = ad.shape if ad.shape == bd.shape else shape_broadcast(ad.shape, bd.shape)
+            shape = ad.shape if ad.shape == bd.shape else _broadcast_shapes(ad.shape, bd.shape)
             if out is None:
                 out = a._new(self.empty(shape), self)
             else:
                 self._check(name, out)
                 _check_broadcasts_to(shape, out.shape, name)
-            views = _long_rows(out._data, ad, bd)
+            od = out._data
+            views = _long_rows(od, ad, bd) if od.size >= LONG_ROWS_MIN_SIZE else None
             if views is None:
-                kernel(*out._data.kernel_args(), *ad.kernel_args(), *bd.kernel_args())
+                kernel(*od.kernel_args(), *ad.kernel_args(), *bd.kernel_args())
             else:
                 kernel(*views[0], *views[1], *views[2])
             return out
@@ -167,13 +172,14 @@ class TensorBackend:
         name = f"reduce({getattr(fn, '__name__', type(fn).__name__)})"  # a callable object has no __name__
 
         def op(a, dim):
-            self._check(name, a)
+            if a.backend is not self:
+                self._check(name, a)
             data = a._data
             dim = normalize_dim(dim, data.dims)
             if data.dims == 0:  # a 0-d tensor reduces as a tensor of shape (1,)
                 data = data.view(1)
             shape = data.shape[:dim] + (1,) + data.shape[dim + 1 :]
-            rows = _rows_of_reduction(data, dim)
+            rows = _rows_of_reduction(data, dim) if data.size >= LONG_ROWS_MIN_SIZE else None
             if rows is not None:  # the same fold, along rows of out (see _rows_of_reduction)
                 kshape, kstrides = rows
                 out = self.filled(kshape[:-2] + (1, kshape[-1]), start)
@@ -299,7 +305,8 @@ class TensorBackend:
 # zip, reduction and permuted copy (docs/performance.md). An elementwise operation may walk the
 # dimensions in any order, and a reduction may too as long as each element folds in the same
 # order, so for large tensors the kernels get views with dimensions merged where every operand
-# allows and a long dimension last. The results are the same, to the bit.
+# allows and a long dimension last. The results are the same, to the bit. (The callers test the
+# size first: most operations of a training step are small, and a call costs a tenth of a microsecond.)
 LONG_ROWS_MIN_SIZE = 1 << 14  # smaller tensors: the few microseconds of Python here would not pay
 SHORT_ROW = 16  # a last dimension shorter than this is worth reordering
 
@@ -381,6 +388,13 @@ def _merged_stride(shape: tuple, strides: tuple) -> Optional[int]:
         if outer != inner * size:
             return None
     return dims[-1][1] if dims else 0
+
+
+@lru_cache(maxsize=1024)
+def _broadcast_shapes(shape1: tuple, shape2: tuple) -> tuple:
+    """shape_broadcast(shape1, shape2), worked out once per pair of shapes: a training step meets
+    the same few pairs again and again (a bias added to a batch, a number times a tensor)."""
+    return shape_broadcast(shape1, shape2)
 
 
 def _check_broadcasts_to(shape: tuple, target: tuple, op: str) -> None:

@@ -414,6 +414,9 @@ class _Kernel:
 
     def __init__(self, fn, kind: str):
         self.kind = kind
+        # The argument whose length bounds the work: out's storage, or for reduce the input's
+        # (every element of it is read). A storage's length needs no Python loop over the shape.
+        self._work_arg = 3 if kind == "reduce_part" else 0
         _raise_if_stubs(fn, kind)
         if kind == "map_part":  # exp, log, sigmoid, tanh: their vectorizable forms (fast_math.py)
             fn = fast_math.STAND_INS.get(fn, fn)
@@ -425,15 +428,13 @@ class _Kernel:
         self._pointers: dict = {}  # part -> its PartPointer, made on the first parallel call
         self._launch = None
 
-    def _part_for(self, args: tuple) -> Any:
-        """The part that does this call's work: lines_part for long lines along the last dimension."""
-        if self.kind != "reduce_part":
-            return self.part
-        a_shape, reduce_dim = args[3], args[5]
+    def _lines_or_part(self, args: tuple) -> Any:
+        """The reduction's part for this call: lines_part for long lines along the last dimension."""
+        a, a_shape, reduce_dim = args[3], args[4], args[6]
         if (
             reduce_dim != len(a_shape) - 1
             or a_shape[reduce_dim] < LINES_MIN_LENGTH
-            or len(args[2]) < 2 * LINES * a_shape[reduce_dim]
+            or len(a) < 2 * LINES * a_shape[reduce_dim]
         ):
             return self.part
         if self._lines is None:
@@ -445,14 +446,13 @@ class _Kernel:
             self._lines = lines
         return self._lines
 
-    def __call__(self, out, *args):
-        # The storage's length bounds the work without a Python loop over the shape (for reduce,
-        # the input's storage: every element of it is read).
-        work = len(args[2]) if self.kind == "reduce_part" else len(out)
-        part = self._part_for(args)
+    def __call__(self, *args):
+        # (Most operations of a training step are small: this is on every one's path, so it is
+        # kept to the fewest Python steps, the serial case first.)
+        part = self.part if self.kind != "reduce_part" else self._lines_or_part(args)
         try:
-            if work < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
-                part(0, 1, out, *args)
+            if len(args[self._work_arg]) < PARALLEL_THRESHOLD or numba.get_num_threads() == 1:
+                part(0, 1, *args)
             else:
                 pointer = self._pointers.get(part)
                 if pointer is None:
@@ -467,9 +467,9 @@ class _Kernel:
                             _LAUNCHERS[self.kind], fast_parallel.launcher_signature(signature)
                         )
                 parts = numba.get_num_threads() * PARTS_PER_THREAD
-                fast_parallel.launch(self._launch, pointer, parts, out, *args)
+                fast_parallel.launch(self._launch, pointer, parts, *args)
         except TypeError:
-            fast_parallel.run_on_plain_arrays(part, (0, 1, out) + args, out=2)
+            fast_parallel.run_on_plain_arrays(part, (0, 1) + args, out=2)
 
 
 def map_kernel(fn):
