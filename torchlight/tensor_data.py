@@ -107,6 +107,14 @@ def _contiguous_layout(shape: Shape) -> Tuple[Shape, np.ndarray, np.ndarray]:
     return strides, _int64_array(shape), _int64_array(strides)
 
 
+def _storage_size(shape: Shape) -> int:
+    """The element count of a new storage of ``shape`` (sizes known valid), refused past int64."""
+    size = math.prod(shape)
+    if size > _MAX_STORAGE:
+        check_storage(shape)
+    return size
+
+
 def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
     """The shape that two broadcast shapes make together (numpy's rules).
 
@@ -259,10 +267,7 @@ class TensorData:
     @classmethod
     def _zeros(cls, shape: Shape) -> "TensorData":
         # zeros() for a shape of valid sizes, as _empty below.
-        size = math.prod(shape)
-        if size > _MAX_STORAGE:
-            check_storage(shape)
-        return cls._fresh(np.zeros(size), shape)
+        return cls._fresh(np.zeros(_storage_size(shape)), shape)
 
     @classmethod
     def empty(cls, shape: Sequence[int]) -> "TensorData":
@@ -273,10 +278,7 @@ class TensorData:
     def _empty(cls, shape: Shape) -> "TensorData":
         # empty() for a shape of valid sizes (taken from other TensorDatas) whose element count
         # may still be too large: broadcasting (2**62, 1) with (1, 4), say.
-        size = math.prod(shape)
-        if size > _MAX_STORAGE:
-            check_storage(shape)
-        return cls._fresh(np.empty(size), shape)
+        return cls._fresh(np.empty(_storage_size(shape)), shape)
 
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":
