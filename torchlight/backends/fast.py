@@ -279,7 +279,7 @@ def reduce_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides,
 # lines are folded side by side: each from start and in order along the line, as reduce_part
 # folds it, so the result is the same to the bit; the processor works on LINES chains at once.
 # (A reduction along another dimension needs none of this: reduce_part's second path already
-# folds a whole row of out at a time.) tests/module3/test_fast_reduce.py holds the two equal.
+# folds a whole row of out at a time.) tests/module3/test_fast_reduce_lines.py holds the two equal.
 # ---------------------------------------------------------------------------------------------
 
 LINES = 4
