@@ -16,6 +16,7 @@ import torchlight
 from timing import best_time
 from torchlight import Tensor, datasets
 from torchlight.nn import Linear, Module
+from torchlight.optim import SGD
 
 try:
     import torch
@@ -57,14 +58,14 @@ def batches(backend: Optional[str] = None) -> List[tuple]:
 def torchlight_epoch(backend: str):
     """A function that trains one epoch of a fresh torchlight MLP on ``backend`` each time it is called."""
     model, data = MLP(backend), batches(backend)
+    optimizer = SGD(model.parameters(), lr=LR)  # as PyTorch's side: torch.optim.SGD
 
     def epoch() -> float:
         for x, y in data:
+            optimizer.zero_grad()
             loss = bce_with_logits(model(x), y)
             loss.backward()
-            with torchlight.no_grad():
-                for p in model.parameters():
-                    p.update(p.value.detach() - LR * p.value.grad)
+            optimizer.step()
         return loss.item()
 
     return epoch, model
