@@ -18,7 +18,7 @@ import pytest
 
 import torchlight
 from torchlight import grading
-from torchlight.course import Course, MarkerError, find_regions, render, verify, write_edition
+from torchlight.course import Course, MarkerError, find_regions, leaks, render, verify, write_edition
 from torchlight.course.listing import stage_listing
 from torchlight.utils import cli
 
@@ -455,18 +455,11 @@ def test_the_real_course_marks_module_0():
 def _solution_lines(root: Path):
     """(stage, where, number of code lines) for every region of the checkout at ``root``."""
     found = []
-    for path in Course.load(root).marked_files:
-        text = (root / path).read_text(encoding="utf-8")
-        if path.endswith(".ipynb"):
-            cells = [c["source"] for c in json.loads(text)["cells"]]
-            sources = {f"{path}, cell {i + 1}": "".join(s) if isinstance(s, list) else s for i, s in enumerate(cells)}
-        else:
-            sources = {path: text}
-        for where, source in sources.items():
-            lines = source.splitlines()
-            for region in find_regions(lines, lambda i, where=where: f"{where}:{i + 1}"):
-                code = [s for s in region.body(lines) if s.strip() and not s.strip().startswith("#")]
-                found.append((region.stage, f"{where}:{region.begin + 1}", len(code)))
+    for path, cell, lines, regions in leaks._regions(Course.load(root)):
+        for region in regions:
+            code = [s for s in region.body(lines) if s.strip() and not s.strip().startswith("#")]
+            where = f"{path}:{region.begin + 1}" if cell < 0 else f"{path}, cell {cell + 1}:{region.begin + 1}"
+            found.append((region.stage, where, len(code)))
     return found
 
 
