@@ -6,6 +6,7 @@ full solution, the edition as handed out (with a rigged grader and tests of its 
 error and an endless loop. Every run must write the expected results.json.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from torchlight import grading
 from torchlight.course.__main__ import main as course
 from torchlight.course.autograder import unpack
+from torchlight.grading import judged
 
 pytestmark = pytest.mark.module0
 
@@ -38,6 +40,20 @@ def solution(bundle):
     return {path: (grading._CHECKOUT / path).read_text() for path in files}
 
 
+@functools.lru_cache(maxsize=None)
+def _nobody_runs_python():
+    """Whether the grader, as root, can run this Python as ``nobody`` (as on Gradescope)."""
+    if judged.unprivileged() is None:
+        return False
+    try:
+        return (
+            subprocess.run([sys.executable, "-c", "import numpy"], **judged.as_user(judged.unprivileged())).returncode
+            == 0
+        )
+    except OSError:
+        return False
+
+
 def _grade(bundle, tmp_path, files):
     """Lay out /autograder in ``tmp_path``, hand in ``files`` and run run_autograder: results.json."""
     root = tmp_path / "autograder"
@@ -47,6 +63,8 @@ def _grade(bundle, tmp_path, files):
         (root / "submission" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / path).write_text(text)
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    if not _nobody_runs_python():  # this Python lies where only root can read it: grade as root
+        env["AUTOGRADER_USER"] = ""
     run = subprocess.run(
         [str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True, timeout=600
     )
@@ -76,7 +94,9 @@ def test_a_full_solution_scores_every_stage(bundle, tmp_path, solution):
     results = _grade(bundle, tmp_path, solution)
     assert results["score"] == 1.0
     assert [(t["number"], t["score"], t["status"]) for t in results["tests"]] == [("0.2", 1.0, "passed")]
-    assert "10/10  passed" in results["output"] and "Graded with your files (" in results["output"]
+    # ten checks, and the values the code computed, judged against the reference's
+    assert "11/11  passed" in results["output"] and "Graded with your files (" in results["output"]
+    assert "ok    judged values" in results["tests"][0]["output"], results["tests"][0]["output"]
     assert isinstance(results["execution_time"], int) and results["execution_time"] >= 1
 
 
@@ -95,7 +115,7 @@ def test_the_edition_as_handed_out_scores_0_and_a_rigged_grader_or_tests_change_
     assert results["score"] == 0.0
     (test,) = results["tests"]
     assert (test["number"], test["score"], test["status"]) == ("0.2", 0.0, "failed")
-    assert "not implemented: Task 0.2" in results["output"] and "0/10" in results["output"]
+    assert "not implemented: Task 0.2" in results["output"] and "0/11" in results["output"]
     assert "Graded with your files (1 of" in results["output"]
 
 
@@ -117,3 +137,30 @@ def test_an_endless_loop_times_out_with_a_row_saying_so(bundle, tmp_path, soluti
     assert test["status"] == "failed" and test["score"] < 1.0
     assert "FAIL  test_list_helpers.py::test_neg_list" in test["output"]
     assert "timed out after 5 s" in test["output"], test["output"]
+
+
+def test_the_bundle_holds_the_solved_reference_and_its_probes(bundle):
+    with zipfile.ZipFile(bundle) as z:
+        names = set(z.namelist())
+        solved = z.read("reference/torchlight/scalar.py").decode()
+    assert "reference/tests/module0/judged.py" in names and "reference/torchlight/backends/fast.py" in names
+    assert _NEG_LIST in solved and "NotImplementedError" not in solved.split("def neg_list")[1].split("def ")[0]
+    assert not any(n.startswith("reference/") and ("/notebooks/" in n or n.endswith(".ipynb")) for n in names)
+
+
+def test_a_submission_that_forges_every_check_still_scores_0(bundle, tmp_path):
+    """Stubs, plus code that makes pytest pass every check in the child: the values it computes
+    (none: the stubs raise) are judged against the reference's from outside, so the stage fails."""
+    with zipfile.ZipFile(bundle) as z:
+        blank = z.read("edition/torchlight/scalar.py").decode()
+    forged = blank + (
+        "\n\ndef _forge():\n"
+        "    import _pytest.python\n\n"
+        "    _pytest.python.Function.runtest = lambda self: None  # every check passes\n\n\n"
+        "_forge()\n"
+    )
+    results = _grade(bundle, tmp_path, {"torchlight/scalar.py": forged})
+    (test,) = results["tests"]
+    assert "ok    test_list_helpers.py::test_neg_list" in test["output"], "the forgery did not take: " + test["output"]
+    assert (test["score"], test["status"]) == (0.0, "failed"), test["output"]
+    assert "FAIL  judged values" in test["output"] and "raised NotImplementedError" in test["output"], test["output"]

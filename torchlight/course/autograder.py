@@ -9,6 +9,9 @@
   student's files into a fresh copy of ``edition/`` and grades there (see
   ``torchlight/grading/submission.py``); results.json is written whatever the submission does;
 - ``edition/``: the edition as handed out (``--solved-through``), with the reference's tests;
+- ``reference/``: the solved edition's code (``torchlight/``, ``project/``) and each module's
+  probes (``tests/moduleN/judged.py``), against which the grader judges the values a submission
+  computes (``torchlight/grading/judged.py``); the grader makes it unreadable to the submission;
 - ``autograder.json``: the stages graded, the time limit per check, partial credit, the student's
   files (every ``.py`` file with a region), and, from one grading run of the pristine edition
   here, every check there must be and those that pass as handed out (partial credit leaves them
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from ..grading import judged
 from ..grading.runner import TIME_LIMIT, expand, run_stages
 from ..grading.stage import find_stage
 from .edition import write_edition
@@ -152,7 +156,9 @@ def write_bundle(
         raise ValueError(f"no stage to grade: every stage with regions is solved through {solved_through}")
     with tempfile.TemporaryDirectory(prefix="torchlight-autograder-") as tmp:
         edition = write_edition(course, Path(tmp) / "edition", solved_through, git=False).path
+        reference = write_edition(course, Path(tmp) / "reference", list(course.stages)[-1], git=False).path
         expected, given = _baseline(edition, names, time_limit, Path(tmp) / "cache")
+        _probes_run(reference, names, time_limit, Path(tmp) / "cache")
         config = {
             "stages": names,
             "time_limit": time_limit,
@@ -162,7 +168,7 @@ def write_bundle(
             "given": given,
         }
         out.parent.mkdir(parents=True, exist_ok=True)
-        _zip(out, edition, course.root / "torchlight" / "grading", config)
+        _zip(out, edition, reference, course.root / "torchlight" / "grading", config)
     workflow = out.with_name(out.stem + "-classroom.yml")
     workflow.write_text(classroom_workflow(course, names, time_limit), encoding="utf-8")
     return Bundle(out, workflow, names, len(expected), len(given))
@@ -226,7 +232,30 @@ def _baseline(edition: Path, names: List[str], time_limit: float, cache: Path):
     return expected, given
 
 
-def _zip(out: Path, edition: Path, grader: Path, config: dict) -> None:
+def _probes_run(reference: Path, names: List[str], time_limit: float, cache: Path) -> None:
+    """Run the reference's probes of ``names`` once: a bundle whose reference cannot judge is refused."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", NUMBA_CACHE_DIR=str(cache / "numba"))
+    env["TORCHLIGHT_CACHE_DIR"] = str(cache / "kernels")
+    env = dict(judged.PROBE_ENV, **env)
+    stages = [n for n in names if judged.probes_of(reference, n)]
+    for stage, values in judged.run_probes(
+        reference, stages, "bundle", time_limit=max(5 * time_limit, 120), env=env
+    ).items():
+        raised = [k for k, v in values.items() if k == "(probes)"] if isinstance(values, dict) else [values]
+        if raised:
+            raise ValueError(
+                f"the reference's probes of stage {stage} do not run, so no submission could be judged: {values}"
+            )
+
+
+def _reference_files(reference: Path) -> List[Path]:
+    """What the bundle keeps of the solved edition: its code and the probes."""
+    keep = [p for part in ("torchlight", "project") for p in sorted((reference / part).rglob("*"))]
+    keep += sorted(reference.glob("tests/module*/judged.py"))
+    return [p for p in keep if p.is_file() and "__pycache__" not in p.parts]
+
+
+def _zip(out: Path, edition: Path, reference: Path, grader: Path, config: dict) -> None:
     part = out.with_name(out.name + ".part")
     with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
         _add(z, "setup.sh", _SETUP, executable=True)
@@ -240,6 +269,8 @@ def _zip(out: Path, edition: Path, grader: Path, config: dict) -> None:
             rel = path.relative_to(edition)
             if path.is_file() and not {"__pycache__", ".hypothesis", ".pytest_cache", ".git"} & set(rel.parts):
                 _add(z, f"edition/{rel.as_posix()}", path.read_bytes(), executable=os.access(path, os.X_OK))
+        for path in _reference_files(reference):
+            _add(z, f"reference/{path.relative_to(reference).as_posix()}", path.read_bytes())
     part.replace(out)
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import collector
+from . import collector, judged
 
 __all__ = ["COLLECT_FACTOR", "COLLECT_SECONDS", "RESTARTS", "Report", "run_isolated"]
 
@@ -104,8 +104,12 @@ def run_isolated(
     time_limit: float,
     expected: Optional[Dict[str, str]] = None,
     env: Optional[Dict[str, str]] = None,
+    user: Optional[Tuple[int, int]] = None,
 ) -> Report:
-    """Run ``pytest args`` in children started in ``root`` (the edition graded); the checked report."""
+    """Run ``pytest args`` in children started in ``root`` (the edition graded); the checked report.
+
+    ``user``: the (uid, gid) the children run as (``judged.unprivileged()``; None: this process's).
+    """
     rows: Dict[str, Dict[str, Any]] = {}
     order: Dict[str, str] = {}  # node id -> stage, in collection order
     broken: List[Dict[str, Any]] = []
@@ -114,7 +118,7 @@ def run_isolated(
     problem = ""
     only: Optional[List[str]] = None
     for attempt in range(RESTARTS + 1):
-        ended = _run_child(root, args, only, time_limit, env)
+        ended = _run_child(root, args, only, time_limit, env, user)
         outputs.append(ended.output)
         problem = problem or ended.error
         if attempt == 0:
@@ -182,10 +186,11 @@ def _fill(rows: Dict[str, Dict[str, Any]], order: Dict[str, str], why: str) -> N
             rows[nodeid].update(outcome="error", message=why)
 
 
-def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: float, env) -> _Ended:
+def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: float, env, user=None) -> _Ended:
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="torchlight-grading-") as tmp:
         events, output = Path(tmp) / "events", Path(tmp) / "output"
+        judged.hand_over([Path(tmp)], user)  # the child writes its events there
         config = {"root": str(root), "args": args, "events": str(events), "only": only, "collector": collector.__file__}
         with open(output, "wb") as out:
             proc = subprocess.Popen(
@@ -196,6 +201,7 @@ def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: fl
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=os.name == "posix",  # its own process group: killed whole
+                **judged.as_user(user),
             )
             ended = None
             try:

@@ -12,7 +12,9 @@ from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 from .stage import Stage, stage_key
 
-__all__ = ["GradeResult", "Row", "StageFailed", "course_table", "gradescope"]
+__all__ = ["JUDGED", "GradeResult", "Row", "StageFailed", "course_table", "gradescope"]
+
+JUDGED = "judged::"  # the node id of a stage's judged values: "judged::2.3"
 
 
 class StageFailed(AssertionError):
@@ -40,6 +42,7 @@ class GradeResult:
     rows: List[Row] = field(default_factory=list)
     problem: str = ""  # why the stage cannot pass although no row failed (e.g. no tests found)
     seconds: float = 0.0
+    judged: Optional[Tuple[int, int]] = None  # (agreed, total) judged values, where the autograder judged them
 
     @property
     def counts(self) -> Dict[str, int]:
@@ -284,12 +287,16 @@ def gradescope(
 
 
 def _partial(r: GradeResult, given: Optional[Collection[str]]) -> float:
-    ran = [row for row in r.rows if row.outcome != "skipped"]
+    ran = [row for row in r.rows if row.outcome != "skipped" and not row.nodeid.startswith(JUDGED)]
     if given is not None:
         ran = [row for row in ran if row.nodeid not in given]
     elif any(row.task for row in r.failures):  # it still reaches a stub: not all of it is written
         return 0.0
-    return sum(row.outcome == "passed" for row in ran) / len(ran) if ran else 0.0
+    fraction = sum(row.outcome == "passed" for row in ran) / len(ran) if ran else 0.0
+    if r.judged is not None:  # the checks' own report counts for no more than the values judged outside
+        agreed, total = r.judged
+        fraction = min(fraction, agreed / total if total else 0.0)
+    return fraction
 
 
 def _in_kernel() -> bool:

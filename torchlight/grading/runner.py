@@ -15,7 +15,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import child
 from .collector import Collector
@@ -131,11 +131,13 @@ def run_stages(
     time_limit: Optional[float] = None,
     expected: Optional[Dict[str, str]] = None,
     env: Optional[Dict[str, str]] = None,
+    user: Optional[Tuple[int, int]] = None,
 ) -> Graded:
     """Grade ``chosen`` (task or module stages) in one pytest run over ``tests``; the results in that order.
 
     ``root``: where the child process starts and imports torchlight from (default: this checkout).
     ``expected``: node id -> stage of every check there must be (see ``child.run_isolated``).
+    ``user``: the (uid, gid) the child process runs as (default: this process's).
     """
     start = time.perf_counter()
     if not tests.is_dir():
@@ -147,7 +149,7 @@ def run_stages(
         args = _pytest_args(folders, " or ".join(s.marker for s in chosen))
         if isolated:
             limit = time_limit if time_limit is not None else TIME_LIMIT
-            report = child.run_isolated(root or CHECKOUT, args, time_limit=limit, expected=expected, env=env)
+            report = child.run_isolated(root or CHECKOUT, args, time_limit=limit, expected=expected, env=env, user=user)
             broken, rows, output = report.broken, report.rows, report.output
             code = report.code if report.code is not None else 1
             if report.problem:

@@ -7,6 +7,7 @@ An autograder bundle (``python -m torchlight.course autograder OUT.zip``, see
     source/autograder.json   what to grade: the stages, the time limit per check, partial credit,
                              the student's files, every expected check and those given
     source/edition/          the edition as handed out, with the reference's tests
+    source/reference/        the solved reference (its code and probes), for the judged values
     source/grader/           the instructor's grader: this package as ``torchlight_grading``, and
                              run.py, which ``run_autograder`` runs and which calls :func:`main`
     submission/              what the student handed in
@@ -21,7 +22,12 @@ An autograder bundle (``python -m torchlight.course autograder OUT.zip``, see
    submission is not taken;
 2. grades the stages there in a child process (``child.py``): every expected check accounted for,
    each with the time limit, the key-signed report judged from outside;
-3. writes results.json (``results.gradescope``), the files taken and those missing listed first
+3. judges each stage's values (``judged.py``): its probes, run in the submission and in the
+   reference for a seed drawn now, must agree; a stage passes only when its checks pass and its
+   values agree, and its partial credit is at most the share of values that agree. Run as root
+   (Gradescope does), the submission's processes run as ``nobody`` (``$AUTOGRADER_USER``; empty:
+   as root), and the reference is made unreadable to them first;
+4. writes results.json (``results.gradescope``), the files taken and those missing listed first
    in its output. If the grader itself fails, results.json says so, with a score of 0.
 
 This process imports nothing of torchlight, so nothing of the submission runs in it.
@@ -29,19 +35,23 @@ This process imports nothing of torchlight, so nothing of the submission runs in
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import judged
 from .cli import write_results
-from .results import gradescope
+from .results import JUDGED, GradeResult, Row, gradescope
 from .runner import run_stages
 from .stage import find_stage
 
-__all__ = ["CONFIG", "grade_submission", "main", "take_files"]
+__all__ = ["CONFIG", "attach", "grade_submission", "main", "take_files"]
 
 CONFIG = "autograder.json"
 _CACHES = shutil.ignore_patterns("__pycache__", ".hypothesis", ".pytest_cache", "*.pyc")
@@ -78,16 +88,33 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
     """Gradescope's results for ``submission``, graded as ``source/autograder.json`` says."""
     start = time.perf_counter() if start is None else start
     config = json.loads((source / CONFIG).read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory(prefix="torchlight-autograder-") as tmp:
+    reference = source / "reference"
+    user = judged.unprivileged(os.environ.get("AUTOGRADER_USER", "nobody"))
+    if user is not None and reference.is_dir():
+        os.chmod(reference, 0o700)  # root's alone: the submission's processes run as another user
+    # The reference's caches in a folder of their own, and its probes run first: nothing of the
+    # submission has run yet, nor can it reach that folder later.
+    with (
+        tempfile.TemporaryDirectory(prefix="torchlight-reference-") as own,
+        tempfile.TemporaryDirectory(prefix="torchlight-autograder-") as tmp,
+    ):
         work = Path(tmp) / "edition"
         shutil.copytree(source / "edition", work, ignore=_CACHES)
         taken, missing = take_files(submission, work, config["student_files"])
-        env = dict(
-            os.environ,
-            PYTHONDONTWRITEBYTECODE="1",
-            NUMBA_CACHE_DIR=str(Path(tmp) / "cache" / "numba"),
-            TORCHLIGHT_CACHE_DIR=str(Path(tmp) / "cache" / "kernels"),
-        )
+        env = _environment(Path(tmp))
+        judged.hand_over([Path(tmp)], user)
+        _check_user(user, env, work)
+        verdicts = {}
+        if reference.is_dir():
+            verdicts = judged.judge(
+                work,
+                reference,
+                config["stages"],
+                time_limit=max(5 * float(config["time_limit"]), 120.0),
+                env=env,
+                reference_env=_environment(Path(own)),
+                user=user,
+            )
         graded = run_stages(
             [find_stage(name, work) for name in config["stages"]],
             tests=work / "tests",
@@ -95,7 +122,11 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
             time_limit=float(config["time_limit"]),
             expected=config["expected"],
             env=env,
+            user=user,
         )
+        for result in graded.results:
+            if result.stage.name in verdicts:
+                attach(result, verdicts[result.stage.name])
     out = gradescope(
         graded.results,
         partial_credit=bool(config.get("partial_credit")),
@@ -104,6 +135,63 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
     )
     out["output"] = _files_note(taken, missing) + "\n\n" + out["output"]
     return out
+
+
+def attach(result: GradeResult, verdict: judged.Verdict) -> None:
+    """Add a stage's judged values to its result: one row, which must pass for the stage to pass."""
+    passed = verdict.passed
+    message = "" if passed else f"{verdict.agreed} of {verdict.total} values agree with the reference's; "
+    stub = re.search(r"raised NotImplementedError: Task (\d+\.\d+)", verdict.message)
+    row = Row(
+        "judged values (computed by your code, compared with the reference's)",
+        result.stage.name,
+        "passed" if passed else "failed",
+        "" if passed else (message + verdict.message)[:2000],
+        0.0,
+        stub.group(1) if stub and not passed else "",  # a stub's, as a check that reached it says
+        JUDGED + result.stage.name,
+    )
+    result.rows.append(row)
+    result.judged = (verdict.agreed, verdict.total)
+
+
+def _environment(folder: Path) -> Dict[str, str]:
+    """The child processes' environment: their caches and home under ``folder``, no bytecode files."""
+    return dict(
+        os.environ,
+        HOME=str(folder / "home"),
+        PYTHONDONTWRITEBYTECODE="1",
+        NUMBA_CACHE_DIR=str(folder / "cache" / "numba"),
+        TORCHLIGHT_CACHE_DIR=str(folder / "cache" / "kernels"),
+    )
+
+
+def _check_user(user: Optional[Tuple[int, int]], env: Dict[str, str], work: Path) -> None:
+    """Fail now, with the reason, if ``user`` cannot run Python on the edition (an unreadable venv)."""
+    if user is None:
+        return
+    for folder in ("HOME", "NUMBA_CACHE_DIR", "TORCHLIGHT_CACHE_DIR"):
+        judged.hand_over([Path(env[folder])], user)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import numpy"],  # (not torchlight: no code of the submission runs yet)
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            **judged.as_user(user),
+        )
+        problem = done.stderr[-2000:] if done.returncode else ""
+    except OSError as e:
+        problem = str(e)
+    if problem:
+        raise RuntimeError(
+            f"the submission's processes run as uid {user[0]} (AUTOGRADER_USER, default nobody), which cannot "
+            f"run {sys.executable} on the edition: make the Python and its virtual environment readable to every "
+            "user, or set AUTOGRADER_USER= (empty) to grade as this user, which can then read the reference.\n"
+            + problem
+        )
 
 
 def take_files(submission: Path, work: Path, files: Sequence[str]) -> Tuple[List[str], List[str]]:
