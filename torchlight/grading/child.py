@@ -23,8 +23,9 @@ says unless it can check it:
   is an error row, and a reported check that is not expected is dropped.
 
 What it cannot stop: code in the child that reads the key out of the plugin's memory, or rewrites
-pytest or the test helpers in memory before the checks run. That takes an attack written against
-this grader; Gradescope's fresh container per submission and its logs are the defence there.
+pytest or the test helpers in memory before the checks run. The autograder bundle therefore also
+judges values (``judged.py``): what the student's code computes for a seed drawn at grading time,
+compared here with the reference's.
 """
 
 import hashlib
