@@ -92,15 +92,23 @@ def stage_0_3(rng):
     }
 
 
+# Each data set's rule, as its docstring states it.
+_RULES = {
+    "simple": lambda x1, x2: x1 < 0.5,
+    "xor": lambda x1, x2: (x1 < 0.5) != (x2 < 0.5),
+    "circle": lambda x1, x2: (x1 - 0.5) ** 2 + (x2 - 0.5) ** 2 > 0.1,
+}
+
+
 def stage_0_4(rng):
     n, seed = rng.randint(5, 40), rng.randint(0, 10**6)
 
     def points(name):
+        # The docstring asks for points drawn from random.Random(seed), not an order of drawing:
+        # every order draws the same 2n numbers, and each label must follow the rule at its point.
         data = getattr(toy, name)(n, seed=seed)
-        return [data.n, [list(x) for x in data.X], list(data.y)]
+        wrong = [i for i, (x, y) in enumerate(zip(data.X, data.y, strict=True)) if y != int(_RULES[name](*x))]
+        kinds = sorted({type(v).__name__ for x in data.X for v in x} | {type(y).__name__ for y in data.y})
+        return [data.n, len(data.X), sorted(v for x in data.X for v in x), wrong, kinds]
 
-    return {
-        "simple": lambda: points("simple"),
-        "xor": lambda: points("xor"),
-        "circle": lambda: points("circle"),
-    }
+    return {name: (lambda name=name: points(name)) for name in _RULES}
