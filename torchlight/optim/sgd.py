@@ -10,6 +10,7 @@ the model keeps the very same Scalar and Tensor objects, and their ``.grad`` sta
 from typing import Any, Iterable
 
 from ..autograd.grad_mode import no_grad
+from ..extension import extension_point
 from ..scalar_variable import Scalar
 from .optimizer import Optimizer, check_number, value_of
 
@@ -66,25 +67,29 @@ class SGD(Optimizer):
         """Move each parameter's value against its gradient, in place; ``.grad`` is left as it is."""
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-                weight_decay, nesterov = group["weight_decay"], group["nesterov"]
                 for p in group["params"]:
                     value: Any = value_of(p)  # a Scalar or a Tensor
-                    g = value.grad
-                    if g is None:
-                        continue  # not used by this loss
-                    if weight_decay != 0.0:
-                        g = g + weight_decay * _detached(value)
-                    if momentum != 0.0:
-                        state = self.state.setdefault(p, {})
-                        v = state.get("momentum_buffer")
-                        if v is None:
-                            v = _copy(g)
-                        else:  # (without dampening, one operation less: each is a kernel call)
-                            v = momentum * v + (g if dampening == 0.0 else (1.0 - dampening) * g)
-                        state["momentum_buffer"] = v
-                        g = g + momentum * v if nesterov else v
-                    value.sub_(g, alpha=lr)
+                    if value.grad is not None:  # (None: not used by this loss)
+                        self._update(p, value, group)
+
+    @extension_point
+    def _update(self, p: Any, value: Any, group: dict) -> None:
+        """One parameter's step. (Module 3 gives Tensors of the compiled backends the same step in
+        numpy, on their storages: ``optim/sgd_arrays.py``.)"""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        g = value.grad
+        if group["weight_decay"] != 0.0:
+            g = g + group["weight_decay"] * _detached(value)
+        if momentum != 0.0:
+            state = self.state.setdefault(p, {})
+            v = state.get("momentum_buffer")
+            if v is None:
+                v = _copy(g)
+            else:  # (without dampening, one operation less: each is a kernel call)
+                v = momentum * v + (g if dampening == 0.0 else (1.0 - dampening) * g)
+            state["momentum_buffer"] = v
+            g = g + momentum * v if group["nesterov"] else v
+        value.sub_(g, alpha=lr)
 
 
 def _detached(value: Any) -> Any:
