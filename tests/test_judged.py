@@ -138,23 +138,30 @@ def _compiled():
     return [r for r in _py_regions() if r[1] in COMPILED]
 
 
+@pytest.fixture(scope="module")
+def copies_cache(tmp_path_factory):
+    """Kernel caches shared by the copies: a kernel whose sources a stub leaves alone compiles once
+    (the generated kernels' cache keys hash their sources, so a stubbed one never matches)."""
+    return tmp_path_factory.mktemp("caches")
+
+
 @pytest.mark.parametrize("region", _compiled(), ids=lambda r: f"{r[0]}:{r[1].split('/')[-1]}:{r[2]}")
-def test_compiled_regions_are_judged(region, tmp_path):
+def test_compiled_regions_are_judged(region, tmp_path, copies_cache):
     """A stub in place of one compiled region changes some value of its stage's probes."""
     stage = region[0]
     want = _reference(stage)
-    got = _values(_copy(tmp_path / "copy", [region]), stage, tmp_path)
+    got = _values(_copy(tmp_path / "copy", [region]), stage, copies_cache)
     assert any(judged.differ(got.get(k), v) for k, v in want.items()), (
         f"stage {stage}'s probes give the reference's values with {region[1]}:{region[2]} stubbed: no probe reaches it"
     )
 
 
 @pytest.mark.parametrize("stage", sorted({r[0] for r in _compiled()})[:-1])
-def test_compiled_stages_need_no_later_stage(stage, tmp_path):
+def test_compiled_stages_need_no_later_stage(stage, tmp_path, copies_cache):
     """Stubbing the compiled regions of later stages leaves a stage's values as they were."""
     later = [r for r in _compiled() if _stage_order().index(r[0]) > _stage_order().index(stage)]
     want = _reference(stage)
-    got = _values(_copy(tmp_path / "copy", later), stage, tmp_path)
+    got = _values(_copy(tmp_path / "copy", later), stage, copies_cache)
     differ = {k: judged.differ(got.get(k), v) for k, v in want.items()}
     assert not any(differ.values()), f"stage {stage}'s probes reach a later stage: {differ}"
 
