@@ -10,6 +10,7 @@ from it imports everything it assembles, so it counts as the latest module among
 
 import ast
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
@@ -113,3 +114,30 @@ def test_no_file_imports_a_later_module():
                 )
     arrows = list(dict.fromkeys(arrows))  # one line per import statement and file
     assert not arrows, "files that import a later module's file at import time:\n" + "\n".join(arrows)
+
+
+TENSOR_CLASS_LINES = 400  # issue 18: a class a student can read
+
+
+def test_the_tensor_class_stays_a_facade_that_modules_1_and_2_read():
+    tree = ast.parse((PACKAGE / "tensor.py").read_text())
+    (cls,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Tensor"]
+    lines = cls.end_lineno - cls.lineno + 1
+    assert lines <= TENSOR_CLASS_LINES, (
+        f"class Tensor in torchlight/tensor.py is {lines} lines, more than {TENSOR_CLASS_LINES}: it holds what "
+        "modules 1 and 2 read (construction, attributes, backward, the arithmetic, the stages' operations, views). "
+        "Attach other methods from a file of their own with @extends(Tensor) (extension.py): tensor_comparisons.py, "
+        "tensor_conversions.py, tensor_variable.py (the Variable protocol) for module 2, tensor_fused.py (module 3), "
+        "tensor_pytorch.py (module 4: PyTorch's names), tensor_inplace.py or tensor_autograd.py (module 5), or a "
+        "new file for a new concept, whose docstring names its module and which torchlight/__init__.py imports"
+    )
+
+
+def test_every_file_that_extends_tensor_is_imported_with_torchlight():
+    import torchlight  # noqa: F401  (what a user imports: every attachment must come with it)
+
+    files = [p for p in _files() if "@extends(Tensor)" in p.read_text()]
+    names = [".".join(p.relative_to(ROOT).with_suffix("").parts) for p in files]
+    assert "torchlight.tensor_variable" in names  # (the search finds them)
+    missing = [name for name in names if name not in sys.modules]
+    assert not missing, f"torchlight/__init__.py does not import these files, so Tensor lacks their methods: {missing}"

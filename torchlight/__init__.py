@@ -102,10 +102,13 @@ from .random import manual_seed
 from .scalar_variable import Scalar
 from .serialization import load, save
 from .tensor import Tensor, ones, rand, tensor, zeros
-from .tensor_autograd import EngineMembers as _EngineMembers  # noqa: F401  (modules 3, 4 and 5 add their Tensor methods)
+from .tensor_autograd import EngineMembers as _EngineMembers  # noqa: F401  (files that add Tensor's methods)
+from .tensor_comparisons import Comparisons as _Comparisons  # noqa: F401
+from .tensor_conversions import Conversions as _Conversions  # noqa: F401
 from .tensor_fused import Fused as _Fused  # noqa: F401
 from .tensor_inplace import InPlace as _InPlace  # noqa: F401
 from .tensor_pytorch import PyTorchNames as _PyTorchNames  # noqa: F401
+from .tensor_variable import VariableMembers as _VariableMembers  # noqa: F401
 
 # isort: split
 # Module 3's fused native apply, where built: imported last, as it reads the Tensor methods it

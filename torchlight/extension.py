@@ -10,7 +10,9 @@ module 3's fused operations to module 2's ``Tensor``), the later file registers 
 
 ``extends`` adds members, and replaces only the methods the earlier class marks as
 ``@extension_point``, so the class a student reads is the class that runs, plus what later files
-add in plain sight.
+add in plain sight. A module's own files use it too where one class would hold several concepts:
+module 2's ``Tensor`` gets its comparisons, conversions and Variable protocol members from
+``tensor_comparisons.py``, ``tensor_conversions.py`` and ``tensor_variable.py``.
 """
 
 from typing import Any, Callable, Type, TypeVar
@@ -40,6 +42,8 @@ def extends(cls: type) -> Callable[[Type[_C]], Type[_C]]:
 
     A member that ``cls`` (or a base) already has may only replace an ``@extension_point``;
     anything else raises, so that no later file silently rewrites an earlier module's code.
+    ``object``'s members (``__eq__``, ``__repr__``, ...) are Python's defaults, no module's code:
+    a file may give a class its own.
     """
 
     def register(extension: Type[_C]) -> Type[_C]:
@@ -47,7 +51,7 @@ def extends(cls: type) -> Callable[[Type[_C]], Type[_C]]:
             if name in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__"):
                 continue
             existing = None
-            for klass in cls.__mro__:
+            for klass in cls.__mro__[:-1]:  # (the last is object)
                 if name in vars(klass):
                     existing = vars(klass)[name]
                     break

@@ -4,13 +4,17 @@ Tensor is a thin façade: data lives in a ``TensorData`` (storage, shape, stride
 happens in a backend (``t.backend``), and every operation is a Function from ``torchlight/ops/``,
 so one engine differentiates Scalars and Tensors alike.
 
-This file holds what modules 1 and 2 need. Later modules add their methods to Tensor from their
-own files when ``torchlight`` is imported (``@extends(Tensor)``, ``extension.py``):
-``tensor_fused.py`` (module 3: ``-``, ``/`` and ``tanh`` as single fused Functions, replacing the
-methods marked ``@extension_point`` here), ``tensor_pytorch.py`` (module 4: dtype, device, ``len``,
-``size``, ``tolist`` and the rest of PyTorch's names), ``tensor_inplace.py`` (module 5: ``add_``,
-``t[key] = value``, ...) and ``tensor_autograd.py`` (module 5: the version counter and tangent
-check that module 5's engine asks of a Tensor).
+This file holds the class that modules 1 and 2 read: construction, attributes, backward, the
+arithmetic, the operations of the stages and views. Files of their own add the rest to Tensor when
+``torchlight`` is imported (``@extends(Tensor)``, ``extension.py``). Module 2's:
+``tensor_variable.py`` (Tensor's side of the Variable protocol, what module 1's engine asks of a
+value: ``_match_grad``, ``accumulate_derivative``, ...), ``tensor_comparisons.py`` (``<``, ``==``,
+``is_close``, ...) and ``tensor_conversions.py`` (``to_numpy``, ``item``, ``repr``, ``to`` another
+backend). Later modules': ``tensor_fused.py`` (module 3: ``-``, ``/`` and ``tanh`` as single fused
+Functions, replacing the methods marked ``@extension_point`` here), ``tensor_pytorch.py`` (module
+4: dtype, device, ``len``, ``size``, ``tolist`` and the rest of PyTorch's names),
+``tensor_inplace.py`` (module 5: ``add_``, ``t[key] = value``, ...) and ``tensor_autograd.py``
+(module 5: the version counter and tangent check that module 5's engine asks of a Tensor).
 """
 
 import numbers
@@ -21,17 +25,15 @@ import numpy as np
 
 from . import backends, devices, dtypes, random
 from .autograd.function import History
-from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import BackwardPass, backpropagate
 from .autograd.variable import Variable
 from .extension import extension_point
 from .ops import elementwise
-from .ops.broadcast import _sum_to_shape
-from .ops.elementwise import EQ, GT, LT, Abs, Add, Exp, IsClose, Log, Mul, Neg, Pow, ReLU, Sigmoid, Sqrt
+from .ops.elementwise import Abs, Add, Exp, Log, Mul, Neg, Pow, ReLU, Sigmoid, Sqrt
 from .ops.matmul import MatMul
-from .ops.movement import BroadcastView, Copy, Index, Permute, Squeeze, To, Unsqueeze, View
+from .ops.movement import BroadcastView, Copy, Index, Permute, Squeeze, Unsqueeze, View
 from .ops.reductions import Max, MaxDim, Sum
-from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, broadcasts_to, infer_shape, normalize_dim, prod
+from .tensor_data import ShapeArg, TensorData, _shape_arg, _valid_shape, infer_shape, normalize_dim, prod
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "rand"]
 
@@ -93,7 +95,7 @@ class Tensor(Variable):
         self.grad: Optional["Tensor"] = None
         self._dtype = _FLOAT64
 
-    # -- creation and conversion --------------------------------------------------------------
+    # -- construction ---------------------------------------------------------------------------
 
     @staticmethod
     def from_numpy(array: np.ndarray, backend: BackendLike = None) -> "Tensor":
@@ -110,28 +112,11 @@ class Tensor(Variable):
         """
         return Tensor(data, self.backend if backend is None else backend)
 
-    def to_numpy(self) -> np.ndarray:
-        """A new numpy array with this tensor's values."""
-        return self._data.to_numpy()
-
-    def item(self) -> float:
-        """The value of a one-element tensor as a Python float."""
-        if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        value = float(self._data.storage[self._data.offset])
-        return value if self._dtype is _FLOAT64 else self._dtype.numpy(value).item()  # int or bool
-
-    def _values(self) -> np.ndarray:
-        """A new numpy array of the values, of this tensor's dtype (int64 and bool as numpy's)."""
-        values = self.to_numpy()
-        return values if self._dtype is _FLOAT64 else values.astype(self._dtype.numpy)
-
-    @extension_point  # module 4 adds PyTorch's forms: devices, dtypes, copy= (tensor_pytorch.py)
-    def to(self, backend: Any) -> "Tensor":
-        """This tensor on another backend (a name such as "fast", or a TensorBackend): itself if it
-        is there already. The move is an operation, so gradients flow back through it."""
-        target = _backend(backend)
-        return self if target is self.backend else self._keep(To.apply(self, target))
+    def _keep(self, out: "Tensor") -> "Tensor":
+        """out labelled with this tensor's dtype: for views and copies, which keep the values."""
+        if self._dtype is not _FLOAT64:
+            out._dtype = self._dtype
+        return out
 
     def _constant(self, array: Any) -> "Tensor":
         """A constant tensor (from a number or an array) on this tensor's backend."""
@@ -205,87 +190,6 @@ class Tensor(Variable):
     def is_contiguous(self) -> bool:
         """True when the elements lie in storage in row-major order without gaps."""
         return self._data.is_contiguous()
-
-    def __repr__(self) -> str:
-        values = np.array2string(self._values(), separator=", ", prefix="tensor(")
-        extra = ""
-        if self.history is not None:
-            fn = self.history.last_fn
-            extra = ", requires_grad=True" if fn is None else f", grad_fn=<{fn.name}>"
-        if not backends.is_default(self.backend):
-            extra += f", backend='{self.backend.name}'"
-        return f"tensor({values}{extra})"
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})")
-        return bool(self.item())
-
-    __hash__ = object.__hash__
-
-    # -- the Variable protocol ------------------------------------------------------------------
-
-    def accumulate_derivative(self, d: "Tensor") -> None:
-        """Add d to ``.grad`` (leaves that require grad only)."""
-        if self.history is None or self.history.last_fn is not None:
-            raise RuntimeError("accumulate_derivative is only for leaf tensors that require grad")
-        if self.grad is not None:
-            self.grad = self.grad + d
-        elif is_grad_enabled():  # create_graph: the gradient keeps its own graph, as in PyTorch
-            self.grad = d
-        else:
-            # A fresh copy: d may be shared (the same gradient reaches several leaves) or be a
-            # broadcast view, and .grad is updated in place by optimizers.
-            self.grad = d._new(d._data.contiguous())
-
-    def _forward_value(self) -> "Tensor":
-        return self
-
-    @classmethod
-    def _wrap_output(cls, raw: Any) -> Optional["Tensor"]:
-        return raw if isinstance(raw, Tensor) else None
-
-    def _match_grad(self, g: Any, fn_name: str, index: int) -> "Tensor":
-        """g in this tensor's shape: equal, or summed down from a shape this one broadcasts to."""
-        if not isinstance(g, Tensor):
-            raise RuntimeError(
-                f"function {fn_name} returned an invalid gradient at index {index}: expected a Tensor, "
-                f"got {type(g).__name__}"
-            )
-        if g.backend is not self.backend:
-            raise RuntimeError(
-                f"function {fn_name} returned a gradient at index {index} on the '{g.backend.name}' "
-                f"backend for an input on the '{self.backend.name}' backend"
-            )
-        shape = self._data.shape
-        if g._data.shape == shape:
-            return g
-        if not broadcasts_to(shape, g.shape):
-            raise RuntimeError(
-                f"Function {fn_name} returned an invalid gradient at index {index} - got {list(g.shape)} "
-                f"but expected shape compatible with {list(shape)}"
-            )
-        return _sum_to_shape(g, shape)
-
-    def _grad_meta(self) -> Any:
-        return (self._data.shape, self.backend)
-
-    @classmethod
-    def _zero_grad(cls, meta: Any) -> "Tensor":
-        shape, backend = meta
-        return Tensor(TensorData.zeros(shape), backend)
-
-    def _default_grad(self) -> "Tensor":
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"grad can be implicitly created only for scalar outputs (this tensor has shape "
-                f"{self.shape}); pass backward(grad) with a gradient of that shape, or reduce first, "
-                "e.g. .sum()"
-            )
-        return self._new(TensorData.filled(self.shape, 1.0))
-
-    def _alias(self) -> "Tensor":
-        return self._new(self._data)
 
     def backward(
         self, gradient: Any = None, retain_graph: Optional[bool] = None, create_graph: bool = False, *, grad: Any = None
@@ -383,48 +287,6 @@ class Tensor(Variable):
     def __neg__(self) -> "Tensor":
         return Neg.apply(self)
 
-    def __lt__(self, b: Any) -> "Tensor":
-        return _as_bool(LT.apply(self, self._lift(b)))
-
-    def __gt__(self, b: Any) -> "Tensor":
-        return _as_bool(GT.apply(self, self._lift(b)))
-
-    def __le__(self, b: Any) -> "Tensor":
-        # < or ==, never both (not 1 - (>), which would call nan <= 0 true)
-        other = self._lift(b)
-        return _as_bool(LT.apply(self, other) + EQ.apply(self, other))
-
-    def __ge__(self, b: Any) -> "Tensor":
-        other = self._lift(b)
-        return _as_bool(GT.apply(self, other) + EQ.apply(self, other))
-
-    def __eq__(self, b: Any) -> "Tensor":  # type: ignore[override]
-        equal = self._equal(b)
-        return NotImplemented if equal is None else _as_bool(equal)
-
-    def __ne__(self, b: Any) -> "Tensor":  # type: ignore[override]
-        equal = self._equal(b)
-        return NotImplemented if equal is None else _as_bool(1.0 - equal)
-
-    def _equal(self, b: Any) -> Optional["Tensor"]:
-        """1.0 where self equals b elementwise, else 0.0; None for a b that == does not compare with.
-
-        As PyTorch, == compares elementwise with a tensor, a number, a numpy array (of numbers) and
-        a complex number, which equals a real value only where its imaginary part is 0. Anything
-        else (a list, a string, None) is not a tensor's equal: Python's own == answers False.
-        """
-        if isinstance(b, (Tensor, numbers.Real)):
-            return EQ.apply(self, self._lift(b))
-        if isinstance(b, np.ndarray) and b.dtype.kind in "biufc":
-            b = b.astype(np.complex128 if b.dtype.kind == "c" else np.float64)
-        elif not isinstance(b, numbers.Complex):
-            return None
-        equal = EQ.apply(self, self._constant(np.asarray(np.real(b), dtype=np.float64)))
-        imaginary = np.imag(b) != 0
-        if np.any(imaginary):  # equal nowhere a complex value is off the real line
-            equal = equal * self._constant(np.asarray(~imaginary, dtype=np.float64))
-        return equal
-
     @extension_point  # module 4 adds indexing by lists and tensors (tensor_pytorch.py)
     def __getitem__(self, key: Any) -> "Tensor":
         return self._keep(Index.apply(self, key))
@@ -459,10 +321,6 @@ class Tensor(Variable):
     def abs(self) -> "Tensor":
         """|self|, elementwise."""
         return Abs.apply(self)
-
-    def is_close(self, b: Any) -> "Tensor":
-        """1.0 where |self - b| < 1e-2, else 0.0 (no gradient)."""
-        return IsClose.apply(self, self._lift(b))
 
     # -- reductions -----------------------------------------------------------------------------
 
@@ -558,17 +416,17 @@ class Tensor(Variable):
         dim = normalize_dim(dim, self.dims)  # (a 0-d tensor has dims 0 and -1, and nothing to squeeze)
         return self._keep(Squeeze.apply(self, dim)) if self.dims and self.shape[dim] == 1 else self
 
-    # -- dtypes: int64 and bool tensors hold whole numbers as float64, labelled ---------------
-
-    def _keep(self, out: "Tensor") -> "Tensor":
-        """out labelled with this tensor's dtype: for views and copies, which keep the values."""
-        if self._dtype is not _FLOAT64:
-            out._dtype = self._dtype
-        return out
-
-    if TYPE_CHECKING:  # what later modules add (see above): the type checker cannot see it from here
+    if TYPE_CHECKING:  # what the files named above add: the type checker cannot see it from here
 
         def __getattr__(self, name: str) -> Any: ...
+
+        # (operators it looks up on the class itself: tensor_comparisons.py's)
+        def __lt__(self, b: Any) -> "Tensor": ...
+        def __gt__(self, b: Any) -> "Tensor": ...
+        def __le__(self, b: Any) -> "Tensor": ...
+        def __ge__(self, b: Any) -> "Tensor": ...
+        def __eq__(self, b: Any) -> "Tensor": ...  # type: ignore[override]
+        def __ne__(self, b: Any) -> "Tensor": ...  # type: ignore[override]
 
 
 def _check_flag(value: Any, fn: str, arg: str) -> None:

@@ -1,8 +1,9 @@
 """Module 5: what module 5's engine asks of a Tensor: its version counter, its tangents, its description.
 
-Module 1's engine needs only the members of the Variable protocol that ``tensor.py`` (module 2)
-implements. Module 5 adds features that ask more of each value, and this file gives Tensor its
-side of them, replacing the defaults that ``autograd/variable.py`` marks ``@extension_point``:
+Module 1's engine needs only the members of the Variable protocol that ``tensor_variable.py``
+(module 2) implements. Module 5 adds features that ask more of each value, and this file gives
+Tensor its side of them, replacing the defaults that ``autograd/variable.py`` marks
+``@extension_point``:
 
 - ``_version`` and ``_bump_version``: how many times the tensor's storage was changed in place,
   shared by every view of it. ``autograd/inplace_tracking.py`` records the version of each value a

@@ -32,17 +32,18 @@ from .ops import statistics as S
 from .ops.elementwise import Cos, Neg, Sin
 from .ops.movement import Gather
 from .tensor import _BOOL, _FLOAT64, _INT64, Tensor, _as_bool, _as_int64, _tensor_of, tensor
+from .tensor_conversions import Conversions
 from .tensor_data import ShapeArg, TensorData, _shape_arg, normalize_dim, prod
 
 __all__ = ["PyTorchNames", "write_out"]
 
 if TYPE_CHECKING:
-    _Methods = Tensor  # (the type checker reads these methods as Tensor's own)
+    _Methods = Conversions  # (the type checker reads these methods as Tensor's own, beside module 2's to)
 else:
     _Methods = object
 
 
-_to_backend = Tensor.to  # module 2's: a move to another backend
+_to_backend = Conversions.to  # module 2's: a move to another backend (tensor_conversions.py)
 _index_view = Tensor.__getitem__  # module 2's: integers, slices, None and ... (a view)
 
 

@@ -68,8 +68,8 @@ def _references() -> Dict[str, Any]:
         "History.__init__": _member(History, "__init__", function.__name__),
         "Function._record": _member(Function, "_record", function.__name__),
         "Variable._set_history": _member(Variable, "_set_history", "torchlight.autograd.variable"),
-        "Tensor._forward_value": _member(Tensor, "_forward_value", "torchlight.tensor"),
-        "Tensor._wrap_output": _member(Tensor, "_wrap_output", "torchlight.tensor"),
+        "Tensor._forward_value": _member(Tensor, "_forward_value", "torchlight.tensor_variable"),
+        "Tensor._wrap_output": _member(Tensor, "_wrap_output", "torchlight.tensor_variable"),
         "Tensor._version": _member(Tensor, "_version", "torchlight.tensor_autograd"),  # (module 5's)
         "Scalar._forward_value": _member(Scalar, "_forward_value", "torchlight.scalar_variable"),
         # module 5's versions of these two extension points (only those: apply.c does their steps)

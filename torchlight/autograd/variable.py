@@ -59,16 +59,21 @@ class Variable:
         return h.chain_rule(grads)
 
     # -- what each kind of variable provides -------------------------------------------
+    # Scalar defines these in its class; Tensor's are attached from tensor_variable.py (module 2's
+    # own file), so they are extension points. _set_history is the engine's, for every variable.
 
+    @extension_point
     def accumulate_derivative(self, d: Any) -> None:
         """Add d to ``self.grad`` (leaves only)."""
         raise NotImplementedError
 
+    @extension_point
     def _forward_value(self) -> Any:
         """What a Function's forward receives for this input (a float, or the tensor itself)."""
         raise NotImplementedError
 
     @classmethod
+    @extension_point
     def _wrap_output(cls, raw: Any) -> Optional["Variable"]:
         """Turn a forward result into a variable of this kind, or None if it is not a value."""
         raise NotImplementedError
@@ -77,18 +82,22 @@ class Variable:
         self.history = history
         self._output_nr = output_nr
 
+    @extension_point
     def _match_grad(self, g: Any, fn_name: str, index: int) -> Any:
         """Check a gradient from ``fn_name``'s backward for this input; return it in this input's shape."""
         raise NotImplementedError
 
+    @extension_point
     def _grad_meta(self) -> Any:
         """What ``_zero_grad`` needs to build a zero gradient for this value (e.g. its shape)."""
         return None
 
     @classmethod
+    @extension_point
     def _zero_grad(cls, meta: Any) -> Any:
         raise NotImplementedError
 
+    @extension_point
     def _default_grad(self) -> Any:
         """The gradient ``backward()`` starts from when none is given (1.0, or ones for one element)."""
         raise NotImplementedError
@@ -109,6 +118,7 @@ class Variable:
         """Count one in-place change (module 5); a value that cannot change refuses."""
         raise TypeError(f"{type(self).__name__} cannot be modified in place")
 
+    @extension_point
     def _alias(self) -> "Variable":
         """A new variable object sharing this one's data, without history."""
         raise NotImplementedError

@@ -2,8 +2,8 @@
 
 A binary op broadcasts its inputs to one shape (``(3, 1)`` and ``(1, 4)`` give ``(3, 4)``), and
 its backward returns each input's gradient in that output shape. The engine then hands each
-gradient to the input's ``_match_grad`` (``tensor.py``), which calls ``_sum_to_shape`` to bring it
-to the input's own shape (stage 2.4). So no op's backward needs a line about broadcasting.
+gradient to the input's ``_match_grad`` (``tensor_variable.py``), which calls ``_sum_to_shape`` to
+bring it to the input's own shape (stage 2.4). So no op's backward needs a line about broadcasting.
 """
 
 from __future__ import annotations
