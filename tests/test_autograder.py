@@ -137,6 +137,8 @@ def test_an_endless_loop_times_out_with_a_row_saying_so(bundle, tmp_path, soluti
     assert test["status"] == "failed" and test["score"] < 1.0
     assert "FAIL  test_list_helpers.py::test_neg_list" in test["output"]
     assert "timed out after 5 s" in test["output"], test["output"]
+    # with partial credit its values are judged too, and their probe is stopped as well
+    assert "FAIL  judged values" in test["output"] and "timed out after 25 s" in test["output"], test["output"]
 
 
 def test_the_bundle_holds_the_solved_reference_and_its_probes(bundle):

@@ -202,19 +202,12 @@ def _probe_root(tmp_path, name, mode):
     return root
 
 
-def _judge(tmp_path, mode, **kwargs):
+def _judge(tmp_path, mode, time_limit=30):
     reference = _probe_root(tmp_path, "reference", "rng.random()")
     submission = _probe_root(tmp_path, "submission", mode)
     env = dict(os.environ)
-    return judged.judge(
-        submission,
-        reference,
-        ["0.1", "0.2"],
-        time_limit=kwargs.pop("time_limit", 30),
-        env=env,
-        reference_env=env,
-        **kwargs,
-    )
+    want = judged.reference_values(reference, ["0.1", "0.2"], time_limit=time_limit, env=env)
+    return judged.judge(submission, want, ["0.1", "0.2"], time_limit=time_limit, env=env)
 
 
 @pytest.mark.parametrize(
@@ -238,9 +231,8 @@ def test_the_judge_accepts_computed_values_only(tmp_path, mode, agreed, why):
 def test_a_reference_whose_probes_fail_is_the_graders_error(tmp_path):
     reference = _probe_root(tmp_path, "reference", "rng.random()")
     (reference / "tests" / "module0" / "judged.py").write_text("raise SystemExit('broken')\ndef stage_0_1(rng): pass\n")
-    env = dict(os.environ)
     with pytest.raises(RuntimeError, match="the reference's probes of stage 0.1 did not run"):
-        judged.judge(reference, reference, ["0.1"], time_limit=30, env=env, reference_env=env)
+        judged.reference_values(reference, ["0.1"], time_limit=30, env=dict(os.environ))
 
 
 def _usable_python_for_nobody():

@@ -236,16 +236,10 @@ def _probes_run(reference: Path, names: List[str], time_limit: float, cache: Pat
     """Run the reference's probes of ``names`` once: a bundle whose reference cannot judge is refused."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", NUMBA_CACHE_DIR=str(cache / "numba"))
     env["TORCHLIGHT_CACHE_DIR"] = str(cache / "kernels")
-    env = dict(judged.PROBE_ENV, **env)
-    stages = [n for n in names if judged.probes_of(reference, n)]
-    for stage, values in judged.run_probes(
-        reference, stages, "bundle", time_limit=max(5 * time_limit, 120), env=env
-    ).items():
-        raised = [k for k, v in values.items() if k == "(probes)"] if isinstance(values, dict) else [values]
-        if raised:
-            raise ValueError(
-                f"the reference's probes of stage {stage} do not run, so no submission could be judged: {values}"
-            )
+    try:
+        judged.reference_values(reference, names, time_limit=max(5 * time_limit, 120), env=env)
+    except RuntimeError as e:
+        raise ValueError(f"{e}: no submission could be judged with this bundle") from None
 
 
 def _reference_files(reference: Path) -> List[Path]:

@@ -33,6 +33,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 __all__ = [
     "ATOL",
+    "Reference",
     "RTOL",
     "Verdict",
     "as_user",
@@ -40,11 +41,14 @@ __all__ = [
     "hand_over",
     "judge",
     "probes_of",
+    "reference_values",
     "run_probes",
     "unprivileged",
 ]
 
-PROBE_ENV = {"NUMBA_ENABLE_CUDASIM": "1", "NUMBA_NUM_THREADS": "2"}  # defaults that the environment overrides
+# Defaults that the environment overrides, as the tests run: cuda in numba's simulator, and two
+# threads at least, so that the fast backend's parallel launchers run even on a one-core grader.
+PROBE_ENV = {"NUMBA_ENABLE_CUDASIM": "1", "NUMBA_NUM_THREADS": "2"}
 RTOL, ATOL = 1e-6, 1e-9  # a student's formula may round differently from the reference's; not more
 _MAX_BYTES = 16 * 2**20  # a report beyond this is no report
 
@@ -108,43 +112,55 @@ class Verdict:
         return self.total > 0 and self.agreed == self.total
 
 
+@dataclass
+class Reference:
+    """The reference's values of some stages, for one seed: what :func:`judge` compares with."""
+
+    seed: str
+    values: Dict[str, Dict[str, Any]]
+
+
+def reference_values(reference: Path, stages: Sequence[str], *, time_limit: float, env: Dict[str, str]) -> Reference:
+    """The values of ``stages``' probes (those that have probes) in ``reference``, for a seed drawn now.
+
+    :raises RuntimeError: when the reference's own probes fail to run (the bundle is broken).
+    """
+    seed = secrets.token_hex(16)
+    stages = [s for s in stages if probes_of(reference, s)]
+    found = run_probes(reference, stages, seed, time_limit=time_limit, env=dict(PROBE_ENV, **env))
+    for stage in stages:
+        values = found.get(stage)
+        if not isinstance(values, dict) or "(probes)" in values:
+            raise RuntimeError(f"the reference's probes of stage {stage} did not run: {values}")
+    return Reference(seed, found)
+
+
 def judge(
     submission: Path,
-    reference: Path,
+    want: Reference,
     stages: Sequence[str],
     *,
     time_limit: float,
     env: Dict[str, str],
-    reference_env: Dict[str, str],
     user: Optional[Tuple[int, int]] = None,
-    seed: Optional[str] = None,
 ) -> Dict[str, Verdict]:
-    """Run ``stages``' probes in ``submission`` (as ``user``) and in ``reference``; a verdict per stage.
-
-    :raises RuntimeError: when the reference's own probes fail to run (the bundle is broken).
-    """
-    seed = seed if seed is not None else secrets.token_hex(16)
-    stages = [s for s in stages if probes_of(reference, s)]
-    # As the tests run: cuda in numba's simulator unless told otherwise, and two threads at least,
-    # so that the fast backend's parallel launchers run even on a one-core grader.
-    env, reference_env = (dict(PROBE_ENV, **e) for e in (env, reference_env))
-    want = run_probes(reference, stages, seed, time_limit=time_limit, env=reference_env)
-    got = run_probes(submission, stages, seed, time_limit=time_limit, env=env, user=user)
+    """Run ``stages``' probes in ``submission`` (as ``user``) for ``want``'s seed; a verdict per stage
+    that the reference has values of."""
+    stages = [s for s in stages if s in want.values]
+    got = run_probes(submission, stages, want.seed, time_limit=time_limit, env=dict(PROBE_ENV, **env), user=user)
     verdicts = {}
     for stage in stages:
-        reference_values = want.get(stage)
-        if not isinstance(reference_values, dict) or "(probes)" in reference_values:
-            raise RuntimeError(f"the reference's probes of stage {stage} did not run: {reference_values}")
+        reference = want.values[stage]
         values = got.get(stage)
         if not isinstance(values, dict):
-            verdicts[stage] = Verdict(stage, 0, len(reference_values), str(values))
+            verdicts[stage] = Verdict(stage, 0, len(reference), str(values))
             continue
         agreed, first = 0, ""
-        for name, value in reference_values.items():
+        for name, value in reference.items():
             why = differ(values.get(name, {"__missing__": True}), value)
             agreed += why is None
             first = first or (f"{name}: {why}" if why else "")
-        verdicts[stage] = Verdict(stage, agreed, len(reference_values), first)
+        verdicts[stage] = Verdict(stage, agreed, len(reference), first)
     return verdicts
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import judged
+from .child import COLLECT_FACTOR
 from .cli import write_results
 from .results import JUDGED, GradeResult, Row, gradescope
 from .runner import run_stages
@@ -104,17 +105,11 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
         env = _environment(Path(tmp))
         judged.hand_over([Path(tmp)], user)
         _check_user(user, env, work)
-        verdicts = {}
+        # The reference's values first, before any code of the submission has run.
+        limit = COLLECT_FACTOR * float(config["time_limit"])  # a stage's probes: imports, kernels, values
+        want = None
         if reference.is_dir():
-            verdicts = judged.judge(
-                work,
-                reference,
-                config["stages"],
-                time_limit=max(5 * float(config["time_limit"]), 120.0),
-                env=env,
-                reference_env=_environment(Path(own)),
-                user=user,
-            )
+            want = judged.reference_values(reference, config["stages"], time_limit=limit, env=_environment(Path(own)))
         graded = run_stages(
             [find_stage(name, work) for name in config["stages"]],
             tests=work / "tests",
@@ -124,9 +119,15 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
             env=env,
             user=user,
         )
-        for result in graded.results:
-            if result.stage.name in verdicts:
-                attach(result, verdicts[result.stage.name])
+        if want is not None:
+            # Without partial credit a stage whose checks fail scores 0 whatever its values: only
+            # the others are judged (an endless loop is not waited for twice).
+            partial = bool(config.get("partial_credit"))
+            chosen = [r.stage.name for r in graded.results if partial or r.passed]
+            verdicts = judged.judge(work, want, chosen, time_limit=limit, env=env, user=user)
+            for result in graded.results:
+                if result.stage.name in verdicts:
+                    attach(result, verdicts[result.stage.name])
     out = gradescope(
         graded.results,
         partial_credit=bool(config.get("partial_credit")),
