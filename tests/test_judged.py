@@ -177,7 +177,9 @@ def test_differ_allows_rounding_and_nothing_more():
     assert judged.differ(inf, inf) is None and judged.differ(inf, 1e308) and judged.differ(-inf, inf)
     assert judged.differ([1.0, [2.0]], [1.0, [2.0]]) is None
     assert "another shape" in judged.differ([1.0], [1.0, 2.0]) and judged.differ(1.0, [1.0])
-    assert judged.differ(True, 1.0) and judged.differ(1.0, True) and judged.differ("a", "b")
+    assert judged.differ(True, 1.0) is None and judged.differ(0, False) is None  # as the checks compare them
+    assert judged.differ(True, 0.0) and judged.differ(False, True)
+    assert judged.differ("a", "b") and judged.differ(None, 0.0)
     assert judged.differ({"__raised__": "IndexError"}, {"__raised__": "IndexError"}) is None
     assert judged.differ({"__raised__": "NotImplementedError", "message": "Task 0.1"}, 1.0).startswith("raised")
     assert judged.differ(1.0, {"__raised__": "IndexError"}).startswith("should raise IndexError")
