@@ -9,7 +9,7 @@ it. The simple backend, Scalars, and tensors that are not one contiguous block o
 ``sgd.py``'s step, which is what a student reads.
 """
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -20,9 +20,14 @@ __all__ = ["Arrays"]
 
 _taught_update = SGD._update
 
+if TYPE_CHECKING:
+    _Methods = SGD  # (the type checker reads these methods as SGD's own)
+else:
+    _Methods = object
+
 
 @extends(SGD)
-class Arrays:
+class Arrays(_Methods):
     """SGD's ``_update`` on numpy views of the storages, where there are such views."""
 
     fast = True  # False: every parameter takes sgd.py's step (the tests compare the two)
@@ -44,9 +49,11 @@ class Arrays:
             if buffer is None:
                 buffer = value.new_zeros(value.shape)  # (its first value is g itself, as _copy's)
                 b = _view(buffer)
+                assert b is not None  # a fresh tensor is one contiguous block
                 b[...] = g
                 self.state.setdefault(p, {})["momentum_buffer"] = buffer
             else:
+                assert b is not None  # (else the taught step ran above)
                 b *= momentum
                 b += g if dampening == 0.0 else g * (1.0 - dampening)
                 buffer._bump_version()
