@@ -18,7 +18,7 @@ import pytest
 from torchlight import grading
 from torchlight.course.__main__ import main as course
 from torchlight.course.autograder import unpack
-from torchlight.grading import judged
+from torchlight.grading import processes
 
 pytestmark = pytest.mark.module0
 
@@ -43,13 +43,11 @@ def solution(bundle):
 @functools.lru_cache(maxsize=None)
 def _nobody_runs_python():
     """Whether the grader, as root, can run this Python as ``nobody`` (as on Gradescope)."""
-    if judged.unprivileged() is None:
+    user = processes.unprivileged()
+    if user is None:
         return False
     try:
-        return (
-            subprocess.run([sys.executable, "-c", "import numpy"], **judged.as_user(judged.unprivileged())).returncode
-            == 0
-        )
+        return subprocess.run([sys.executable, "-c", "import numpy"], **processes.as_user(user)).returncode == 0
     except OSError:
         return False
 

@@ -15,7 +15,7 @@ import pytest
 
 from torchlight.course.leaks import _regions
 from torchlight.course.source import Course
-from torchlight.grading import judged
+from torchlight.grading import judged, processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -239,12 +239,12 @@ def test_a_reference_whose_probes_fail_is_the_graders_error(tmp_path):
 
 def _usable_python_for_nobody():
     """A Python that ``nobody`` can run (this one, or the system's), or None; root only."""
-    user = judged.unprivileged()
+    user = processes.unprivileged()
     if user is None:
         return None
     for python in (sys.executable, "/usr/bin/python3"):
         try:
-            if subprocess.run([python, "-c", "pass"], **judged.as_user(user)).returncode == 0:
+            if subprocess.run([python, "-c", "pass"], **processes.as_user(user)).returncode == 0:
                 return python
         except OSError:
             pass
@@ -253,7 +253,7 @@ def _usable_python_for_nobody():
 
 @pytest.mark.skipif(_usable_python_for_nobody() is None, reason="needs root and a Python that nobody can run")
 def test_the_submission_runs_as_nobody_and_cannot_read_the_reference():
-    user, python = judged.unprivileged(), _usable_python_for_nobody()
+    user, python = processes.unprivileged(), _usable_python_for_nobody()
     base = Path(tempfile.mkdtemp(prefix="torchlight-judged-test-"))
     try:
         os.chmod(base, 0o711)  # nobody may pass through, as through /autograder
@@ -261,7 +261,7 @@ def test_the_submission_runs_as_nobody_and_cannot_read_the_reference():
         (reference / "secret").write_text("the answers")
         os.chmod(reference, 0o700)  # as submission.py makes it
         submission = _probe_root(base, "submission", f"open({str(reference / 'secret')!r}).read()")
-        judged.hand_over([submission], user)
+        processes.hand_over([submission], user)
         env = dict(os.environ)
 
         def mode():

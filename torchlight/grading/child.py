@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import collector, judged
+from . import collector
+from .processes import as_user, hand_over, kill
 
 __all__ = ["COLLECT_FACTOR", "COLLECT_SECONDS", "RESTARTS", "Report", "run_isolated"]
 
@@ -109,7 +110,7 @@ def run_isolated(
 ) -> Report:
     """Run ``pytest args`` in children started in ``root`` (the edition graded); the checked report.
 
-    ``user``: the (uid, gid) the children run as (``judged.unprivileged()``; None: this process's).
+    ``user``: the (uid, gid) the children run as (``processes.unprivileged()``; None: this process's).
     """
     rows: Dict[str, Dict[str, Any]] = {}
     order: Dict[str, str] = {}  # node id -> stage, in collection order
@@ -191,7 +192,7 @@ def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: fl
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="torchlight-grading-") as tmp:
         events, output = Path(tmp) / "events", Path(tmp) / "output"
-        judged.hand_over([Path(tmp)], user)  # the child writes its events there
+        hand_over([Path(tmp)], user)  # the child writes its events there
         config = {"root": str(root), "args": args, "events": str(events), "only": only, "collector": collector.__file__}
         with open(output, "wb") as out:
             proc = subprocess.Popen(
@@ -202,7 +203,7 @@ def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: fl
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=os.name == "posix",  # its own process group: killed whole
-                **judged.as_user(user),
+                **as_user(user),
             )
             ended = None
             try:
@@ -215,7 +216,7 @@ def _run_child(root: Path, args: List[str], only: Optional[List[str]], limit: fl
                 ended = _watch(proc, _Events(events, key), output, limit)
             finally:
                 # a child that reported the end gets a moment to exit by itself
-                _kill(proc, grace=5.0 if ended is not None and ended.code is not None else 0.0)
+                kill(proc, grace=5.0 if ended is not None and ended.code is not None else 0.0)
         ended.output = output.read_bytes()[-_MAX_BYTES:].decode(errors="replace")
     return ended
 
@@ -281,23 +282,6 @@ def _clean(data: Dict[str, Any]) -> Dict[str, Any]:
     except (TypeError, ValueError):
         pass
     return row
-
-
-def _kill(proc: subprocess.Popen, grace: float) -> None:
-    """Stop the child and anything it started (its process group), after ``grace`` seconds."""
-    if grace and proc.poll() is None:
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    if os.name == "posix":
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
 
 
 class _Events:

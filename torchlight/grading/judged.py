@@ -23,7 +23,6 @@ import math
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,19 +31,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from .processes import as_user, hand_over, kill
+
 __all__ = [
     "ATOL",
     "Reference",
     "RTOL",
     "Verdict",
-    "as_user",
     "differ",
-    "hand_over",
     "judge",
     "probes_of",
     "reference_values",
     "run_probes",
-    "unprivileged",
 ]
 
 # Defaults that the environment overrides, as the tests run: cuda in numba's simulator, and two
@@ -230,37 +228,6 @@ def differ(got: Any, want: Any) -> Optional[str]:
     return f"the reference gave a value of type {type(want).__name__}"
 
 
-def unprivileged(name: str = "nobody") -> Optional[Tuple[int, int]]:
-    """(uid, gid) of user ``name`` for the submission's processes when this process is root; else
-    None (they run as this process does: as root they could read the reference)."""
-    if os.name != "posix" or os.geteuid() != 0 or not name:
-        return None
-    import pwd
-
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        raise RuntimeError(f"there is no user {name!r} to run the submission as; set AUTOGRADER_USER to one") from None
-    return entry.pw_uid, entry.pw_gid
-
-
-def hand_over(paths: Sequence[Path], user: Optional[Tuple[int, int]]) -> None:
-    """Make ``paths`` (and everything under them) ``user``'s, so that its processes can work there."""
-    if user is None:
-        return
-    for path in paths:
-        path.mkdir(parents=True, exist_ok=True)
-        os.chown(path, *user)
-        for folder, dirs, files in os.walk(path):
-            for name in dirs + files:
-                os.chown(os.path.join(folder, name), *user, follow_symlinks=False)
-
-
-def as_user(user: Optional[Tuple[int, int]]) -> Dict[str, Any]:
-    """subprocess.Popen's arguments that start a process as ``user`` (none for None)."""
-    return {"user": user[0], "group": user[1], "extra_groups": []} if user else {}
-
-
 def _close(got: float, want: float) -> bool:
     if math.isnan(want) or math.isnan(got):
         return math.isnan(want) and math.isnan(got)
@@ -328,14 +295,7 @@ def _run_child(root, stages, seed, limit, env, user, python) -> Tuple[Dict[str, 
                         break
                     time.sleep(0.02)
             finally:
-                if os.name == "posix":
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
+                kill(proc, grace=0.0)
         return found, why
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

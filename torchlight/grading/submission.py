@@ -45,7 +45,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import judged
+from . import judged, processes
 from .child import COLLECT_FACTOR
 from .cli import write_results
 from .results import JUDGED, GradeResult, Row, gradescope
@@ -90,7 +90,7 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
     start = time.perf_counter() if start is None else start
     config = json.loads((source / CONFIG).read_text(encoding="utf-8"))
     reference = source / "reference"
-    user = judged.unprivileged(os.environ.get("AUTOGRADER_USER", "nobody"))
+    user = processes.unprivileged(os.environ.get("AUTOGRADER_USER", "nobody"))
     if user is not None and reference.is_dir():
         os.chmod(reference, 0o700)  # root's alone: the submission's processes run as another user
     # The reference's caches in a folder of their own, and its probes run first: nothing of the
@@ -103,7 +103,7 @@ def grade_submission(source: Path, submission: Path, *, start: Optional[float] =
         shutil.copytree(source / "edition", work, ignore=_CACHES)
         taken, missing = take_files(submission, work, config["student_files"])
         env = _environment(Path(tmp))
-        judged.hand_over([Path(tmp)], user)
+        processes.hand_over([Path(tmp)], user)
         _check_user(user, env, work)
         # The reference's values first, before any code of the submission has run.
         limit = COLLECT_FACTOR * float(config["time_limit"])  # a stage's probes: imports, kernels, values
@@ -172,7 +172,7 @@ def _check_user(user: Optional[Tuple[int, int]], env: Dict[str, str], work: Path
     if user is None:
         return
     for folder in ("HOME", "NUMBA_CACHE_DIR", "TORCHLIGHT_CACHE_DIR"):
-        judged.hand_over([Path(env[folder])], user)
+        processes.hand_over([Path(env[folder])], user)
     try:
         done = subprocess.run(
             [sys.executable, "-c", "import numpy"],  # (not torchlight: no code of the submission runs yet)
@@ -181,7 +181,7 @@ def _check_user(user: Optional[Tuple[int, int]], env: Dict[str, str], work: Path
             capture_output=True,
             text=True,
             timeout=300,
-            **judged.as_user(user),
+            **processes.as_user(user),
         )
         problem = done.stderr[-2000:] if done.returncode else ""
     except OSError as e:

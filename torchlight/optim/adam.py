@@ -14,6 +14,7 @@ import numpy as np
 
 from ..scalar_variable import Scalar
 from .optimizer import Optimizer, check_number
+from .sgd_arrays import storage_view
 
 __all__ = ["Adam", "AdamW", "adam_update"]
 
@@ -115,10 +116,10 @@ class Adam(Optimizer):
         the backend is a compiled one with storage in memory; None otherwise."""
         if value.backend.name == "simple" or not isinstance(value.grad._data.storage, np.ndarray):
             return None
-        v, m, s = _view(value), _view(state["exp_avg"]), _view(state["exp_avg_sq"])
+        v, m, s = storage_view(value), storage_view(state["exp_avg"]), storage_view(state["exp_avg_sq"])
         if v is None or m is None or s is None:
             return None
-        g = _view(value.grad)  # (only read)
+        g = storage_view(value.grad)  # (only read)
         return v, (value.grad.to_numpy() if g is None else g), m, s
 
 
@@ -162,15 +163,6 @@ def _zeros_like(zero: Any) -> Any:
 
 def _detached(value: Any) -> Any:
     return value.data if isinstance(value, Scalar) else value.detach()
-
-
-def _view(t: Any) -> Optional[np.ndarray]:
-    """The tensor's elements as a writable numpy array over its storage (None if they are not one
-    contiguous block of an in-memory storage)."""
-    d = t._data
-    if not isinstance(d.storage, np.ndarray) or not d.is_contiguous():
-        return None
-    return d.storage[d.offset : d.offset + d.size].reshape(d.shape)
 
 
 def _numpy_update(

@@ -16,7 +16,7 @@ import numpy as np
 from ..extension import extends
 from .sgd import SGD
 
-__all__ = ["Arrays"]
+__all__ = ["Arrays", "storage_view"]
 
 _taught_update = SGD._update
 
@@ -36,10 +36,10 @@ class Arrays(_Methods):
         grad = value.grad
         if not self.fast or getattr(value, "backend", None) is None or value.backend.name == "simple":
             return _taught_update(self, p, value, group)
-        v, g = _view(value), _view(grad)
+        v, g = storage_view(value), storage_view(grad)
         state = self.state.get(p, {}) if group["momentum"] != 0.0 else {}
         buffer = state.get("momentum_buffer")
-        b = None if buffer is None else _view(buffer)
+        b = None if buffer is None else storage_view(buffer)
         if v is None or g is None or (buffer is not None and b is None) or g.shape != v.shape:
             return _taught_update(self, p, value, group)
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
@@ -48,7 +48,7 @@ class Arrays(_Methods):
         if momentum != 0.0:
             if buffer is None:
                 buffer = value.new_zeros(value.shape)  # (its first value is g itself, as _copy's)
-                b = _view(buffer)
+                b = storage_view(buffer)
                 assert b is not None  # a fresh tensor is one contiguous block
                 b[...] = g
                 self.state.setdefault(p, {})["momentum_buffer"] = buffer
@@ -62,7 +62,7 @@ class Arrays(_Methods):
         value._bump_version()
 
 
-def _view(t: Any) -> Optional[np.ndarray]:
+def storage_view(t: Any) -> Optional[np.ndarray]:
     """The tensor's elements as a writable numpy array over its storage (None if they are not one
     contiguous block of an in-memory storage)."""
     d = t._data
