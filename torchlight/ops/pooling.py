@@ -99,14 +99,14 @@ def _windows(
         if (out_h * kh, out_w * kw) != x.shape[2:]:
             x = x[:, :, : out_h * kh, : out_w * kw]
         return tile(x, (kh, kw))
-    # Overlapping or padded windows: the convolution's columns (N, C * K, L), stored as (N, L, C * K),
-    # viewed as (N, H_out, W_out, C, K) and permuted: no copy.
-    columns = Unfold.apply(x, kernel, stride, padding).permute(0, 2, 1)
-    windows = columns.view(n, out_h, out_w, c, kh * kw).permute(0, 3, 1, 2, 4)
+    # Overlapping or padded windows: the convolution's columns (N, C * K, L), viewed as
+    # (N, C, K, H_out, W_out) and permuted: no copy.
+    columns = Unfold.apply(x, kernel, stride, padding)
+    windows = columns.view(n, c, kh * kw, out_h, out_w).permute(0, 1, 3, 4, 2)
     if fill != 0.0 and padding != (0, 0):
         # 1 where a window sees the input, 0 in the padding; log turns that into 0 and -inf.
         inside = Unfold.apply(x.new_ones(1, 1, *x.shape[2:]), kernel, stride, padding)
-        windows = windows + inside.log().permute(0, 2, 1).contiguous().view(1, 1, out_h, out_w, kh * kw)
+        windows = windows + inside.log().view(1, 1, kh * kw, out_h, out_w).permute(0, 1, 3, 4, 2)
     return windows
 
 
