@@ -108,9 +108,12 @@ def test_each_stage_has_probes_that_run_its_regions_and_no_later_ones(stage):
 
 
 def _copy(tmp: Path, stubbed) -> Path:
-    """The checkout's code and module 3's probes in ``tmp``, each region in ``stubbed`` a stub."""
-    for part in ("torchlight", "project", "tests/module3"):
+    """The checkout's code and probes in ``tmp``, each region in ``stubbed`` a stub."""
+    for part in ("torchlight", "project"):
         shutil.copytree(ROOT / part, tmp / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for probes in ROOT.glob("tests/module*/judged.py"):
+        (tmp / probes.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(probes, tmp / probes.relative_to(ROOT))
     for _stage, path, first, last in sorted(stubbed, key=lambda r: (r[1], -r[2])):  # bottom up: lines stay put
         lines = (tmp / path).read_text().split("\n")
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
@@ -164,6 +167,57 @@ def test_compiled_stages_need_no_later_stage(stage, tmp_path, copies_cache):
     got = _values(_copy(tmp_path / "copy", later), stage, copies_cache)
     differ = {k: judged.differ(got.get(k), v) for k, v in want.items()}
     assert not any(differ.values()), f"stage {stage}'s probes reach a later stage: {differ}"
+
+
+# Other correct solutions than the reference's, each as (file, the reference's lines, other lines):
+# the probes must accept them, as the checks do (rounding differs, the answers do not).
+OTHER_SOLUTIONS = {
+    "0.1": [
+        # sigmoid for x < 0 as 1 - 1 / (1 + e^x): less precise far out, within what the checks allow
+        (
+            "torchlight/scalar.py",
+            "    z = math.exp(x)\n    return z / (1.0 + z)\n",
+            "    return 1.0 - 1.0 / (1.0 + math.exp(x))\n",
+        ),
+        # a comparison that answers with a bool
+        ("torchlight/scalar.py", "    return 1.0 if x < y else 0.0\n", "    return x < y\n"),
+    ],
+    "1.1": [
+        (
+            "torchlight/autograd/numeric.py",
+            "    return float(_value(f(*up)) - _value(f(*down))) / (2.0 * epsilon)\n",
+            "    return 0.5 * (float(_value(f(*up))) / epsilon - float(_value(f(*down))) / epsilon)\n",
+        )
+    ],
+    "1.5": [
+        (
+            "project/train_scalar.py",
+            "        p_true = (logit if label == 1 else -logit).sigmoid()\n",
+            "        p_true = logit.sigmoid() if label == 1 else 1.0 - logit.sigmoid()\n",
+        )
+    ],
+    "4.4": [
+        (
+            "torchlight/nn/functional.py",
+            "    return e / e.sum(dim, keepdim=True)\n",
+            "    return (input - _logsumexp_kept(input, dim)).exp()\n",  # (e above is then unused)
+        )
+    ],
+}
+
+
+def test_other_correct_solutions_agree_with_the_reference(tmp_path):
+    root = _copy(tmp_path / "copy", [])
+    for changes in OTHER_SOLUTIONS.values():
+        for path, ours, theirs in changes:
+            text = (root / path).read_text()
+            assert text.count(ours) == 1, f"{path} no longer holds the reference's lines {ours!r}"
+            (root / path).write_text(text.replace(ours, theirs))
+    stages = list(OTHER_SOLUTIONS)
+    env = dict(os.environ)
+    want = judged.reference_values(ROOT, stages, time_limit=300, env=env)
+    verdicts = judged.judge(root, want, stages, time_limit=300, env=env)
+    assert all(v.passed for v in verdicts.values()), verdicts
 
 
 # -- the judge itself, on probes of its own (plain Python, no torchlight) -------------------------
