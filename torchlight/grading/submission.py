@@ -157,22 +157,23 @@ def attach(result: GradeResult, verdict: judged.Verdict) -> None:
 
 
 def _environment(folder: Path) -> Dict[str, str]:
-    """The child processes' environment: their caches and home under ``folder``, no bytecode files."""
-    return dict(
+    """The child processes' environment: their caches and home, made under ``folder``; no bytecode files."""
+    env = dict(
         os.environ,
         HOME=str(folder / "home"),
         PYTHONDONTWRITEBYTECODE="1",
         NUMBA_CACHE_DIR=str(folder / "cache" / "numba"),
         TORCHLIGHT_CACHE_DIR=str(folder / "cache" / "kernels"),
     )
+    for name in ("HOME", "NUMBA_CACHE_DIR", "TORCHLIGHT_CACHE_DIR"):
+        Path(env[name]).mkdir(parents=True, exist_ok=True)
+    return env
 
 
 def _check_user(user: Optional[Tuple[int, int]], env: Dict[str, str], work: Path) -> None:
     """Fail now, with the reason, if ``user`` cannot run Python on the edition (an unreadable venv)."""
     if user is None:
         return
-    for folder in ("HOME", "NUMBA_CACHE_DIR", "TORCHLIGHT_CACHE_DIR"):
-        processes.hand_over([Path(env[folder])], user)
     try:
         done = subprocess.run(
             [sys.executable, "-c", "import numpy"],  # (not torchlight: no code of the submission runs yet)
