@@ -11,10 +11,11 @@ graph walk) is run forward with recording on, then backward. Two chains:
 A third row times the engine alone: a custom Function whose forward and backward do no
 arithmetic, so what remains is ``apply`` and the backward pass's own bookkeeping.
 
-Both of torchlight's paths are timed in the same run, taking turns with PyTorch: the fused native
-apply (``torchlight.autograd.native``, where it is built) and function.py's Python apply, which is
-what runs with ``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or the other on
-``Function.apply``.
+Both of torchlight's paths are timed in the same run, taking turns with PyTorch: the native layer
+(``torchlight.autograd.native``, where it is built: the fused apply and the fast backend's kernel
+launch) and the Python one, function.py's apply with numba's dispatcher launching the kernels,
+which is what runs with ``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or the other
+on ``Function.apply`` and turns the launch on or off.
 
 Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]
 [--rounds 5] [--backend simple] [--paths native,python]``. It prints microseconds per operation and the ratio
@@ -68,6 +69,7 @@ import numpy as np  # noqa: E402
 import torchlight  # noqa: E402
 from torchlight.autograd import Function as TLFunction  # noqa: E402
 from torchlight.autograd import native  # noqa: E402
+from torchlight.backends import fast_launch  # noqa: E402
 
 try:
     import torch
@@ -127,13 +129,15 @@ def custom_chain(fn, x, w, n):
 
 # The two applies: what torchlight registered (the native one, where built) and function.py's own.
 _REGISTERED = vars(TLFunction)["apply"]
+_LAUNCHES = fast_launch.path() == "native"
 _APPLIES = {"native": _REGISTERED, "python": classmethod(native._python_apply)}
 
 
 def use_path(path):
-    """Put the native or the Python apply on Function (the benchmark's switch between turns), or
-    with None the one torchlight registered."""
+    """Put the native or the Python apply on Function, and turn the native kernel launch on or off
+    (the benchmark's switch between turns); with None, what torchlight set up."""
     TLFunction.apply = _APPLIES[path] if path is not None else _REGISTERED
+    fast_launch.enable(path != "python" and _LAUNCHES)
 
 
 def time_once(run, make_inputs):
@@ -193,7 +197,10 @@ def main(argv=None):
         f"chain of {n} ops on tensors of {size} elements, backend '{torchlight.backends.default().name}', "
         f"best of {args.rounds}, contenders taking turns; microseconds per op"
     )
-    print(f"torchlight's apply: {native.path()} ({native.reason()}); timed: {', '.join(paths)}")
+    print(
+        f"torchlight's apply: {native.path()} ({native.reason()}); kernel launch: {native.launches()} "
+        f"({fast_launch.reason()}); timed: {', '.join(paths)}"
+    )
     header = f"{'case':<18}{'pass':<10}" + "".join(f"{p:>10}" for p in paths)
     header += f"{'PyTorch':>10}" + "".join(f"{p + ' ratio':>14}" for p in paths) if torch is not None else ""
     print(header)

@@ -680,9 +680,11 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "_native_apply",
-    "The fused native Function.apply (module 3); torchlight.autograd.native registers it.", -1, methods,
+    "The fused native Function.apply and the fast kernels' launch (module 3): torchlight.autograd.native.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
+
+int torchlight_add_launch(PyObject *module); /* launch.c: the fast backend's kernel launch */
 
 PyMODINIT_FUNC PyInit__native_apply(void) {
     if (intern_names() < 0)
@@ -690,5 +692,8 @@ PyMODINIT_FUNC PyInit__native_apply(void) {
     empty_tuple = PyTuple_New(0);
     if (empty_tuple == NULL)
         return NULL;
-    return PyModule_Create(&moduledef);
+    PyObject *module = PyModule_Create(&moduledef);
+    if (module != NULL && torchlight_add_launch(module) < 0)
+        Py_CLEAR(module);
+    return module;
 }

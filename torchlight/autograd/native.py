@@ -12,6 +12,9 @@ apply calls them. Results, graphs and error messages are the same bit for bit
 This file registers it on ``Function`` (``apply`` is an extension point) when it is importable and
 the environment variable ``TORCHLIGHT_NATIVE`` is not ``0``; ``import torchlight`` imports this
 file. ``path()`` says which apply runs ("native" or "python") and ``reason()`` why.
+
+The same extension launches the fast backend's small kernels (``backends/fast_launch.py``, under
+the same switch): ``launches()`` says whether it does.
 """
 
 import importlib
@@ -20,6 +23,7 @@ import os
 import types
 from typing import Any, Dict, Optional, Tuple
 
+from ..backends import fast_launch
 from ..extension import extends
 from ..scalar_variable import Scalar
 from ..tensor import Tensor
@@ -27,7 +31,7 @@ from . import function, grad_mode
 from .function import Context, Function, History
 from .variable import Variable
 
-__all__ = ["path", "reason", "stats"]
+__all__ = ["launches", "path", "reason", "stats"]
 
 ENV = "TORCHLIGHT_NATIVE"
 
@@ -107,6 +111,12 @@ def path() -> str:
 def reason() -> str:
     """Why: "built and enabled", "disabled by TORCHLIGHT_NATIVE=0", or "not built (...)"."""
     return _reason
+
+
+def launches() -> str:
+    """How the fast backend launches its small kernels: "native" (from C: backends/fast_launch.py,
+    the same extension) or "python" (numba's dispatcher); ``fast_launch.reason()`` says why."""
+    return fast_launch.path()
 
 
 def stats() -> Tuple[int, int]:

@@ -35,7 +35,7 @@ from numba import njit, prange, types, uint64  # noqa: F401  (stages 3.1-3.2 use
 from numba.extending import register_jitable
 
 from .. import indexing, scalar
-from . import fast_cache, fast_math, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
+from . import fast_cache, fast_launch, fast_math, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
 from .base import TensorBackend
 from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
@@ -474,19 +474,19 @@ class _Kernel:
 
 def map_kernel(fn):
     """``kernel(out, out_shape, out_strides, a, a_shape, a_strides)``: out[i] = fn(a[i])."""
-    return _Kernel(fn, "map_part")
+    return fast_launch.native(_Kernel(fn, "map_part"))
 
 
 def zip_kernel(fn):
     """``kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)``:
     out[i] = fn(a[i], b[i])."""
-    return _Kernel(fn, "zip_part")
+    return fast_launch.native(_Kernel(fn, "zip_part"))
 
 
 def reduce_kernel(fn):
     """``kernel(out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start)``: fold
     ``reduce_dim`` of a with fn from start."""
-    return _Kernel(fn, "reduce_part")
+    return fast_launch.native(_Kernel(fn, "reduce_part"))
 
 
 def make_backend() -> TensorBackend:
