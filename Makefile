@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test lint bench clean docs docs-serve
 
-$(VENV)/.installed: setup.cfg pyproject.toml setup.py torchlight/_native/apply.c torchlight/_native/launch.c
+$(VENV)/.installed: setup.cfg pyproject.toml setup.py $(wildcard torchlight/_native/*.c)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
