@@ -101,10 +101,11 @@ def _int64_array(values: Shape) -> np.ndarray:
 
 
 @lru_cache(maxsize=1024)
-def _contiguous_layout(shape: Shape) -> Tuple[Shape, np.ndarray, np.ndarray]:
-    """A contiguous tensor's strides, and its shape and strides as kernel arguments, once per shape."""
+def _contiguous_layout(shape: Shape) -> Tuple[Shape, int, np.ndarray, np.ndarray]:
+    """A contiguous tensor's strides and element count (refused past int64), and its shape and
+    strides as kernel arguments, once per shape (sizes known valid)."""
     strides = _contiguous_strides(shape)
-    return strides, _int64_array(shape), _int64_array(strides)
+    return strides, _storage_size(shape), _int64_array(shape), _int64_array(strides)
 
 
 def _storage_size(shape: Shape) -> int:
@@ -255,9 +256,8 @@ class TensorData:
         # A contiguous TensorData over a new flat storage of prod(shape) values, shape known valid.
         # (Every operation's result is made here, so its kernel arguments are set at once, from
         # arrays made once per shape.)
-        strides, shape_array, strides_array = _contiguous_layout(shape)
-        args = (storage, shape_array, strides_array)
-        return cls._unchecked(storage, shape, strides, 0, _Version(), len(storage), args)
+        strides, size, shape_array, strides_array = _contiguous_layout(shape)
+        return cls._unchecked(storage, shape, strides, 0, _Version(), size, (storage, shape_array, strides_array))
 
     @classmethod
     def zeros(cls, shape: Sequence[int]) -> "TensorData":
@@ -278,7 +278,10 @@ class TensorData:
     def _empty(cls, shape: Shape) -> "TensorData":
         # empty() for a shape of valid sizes (taken from other TensorDatas) whose element count
         # may still be too large: broadcasting (2**62, 1) with (1, 4), say.
-        return cls._fresh(np.empty(_storage_size(shape)), shape)
+        # (_fresh's steps, one call fewer: every operation's result is made here)
+        strides, size, shape_array, strides_array = _contiguous_layout(shape)
+        storage = np.empty(size)
+        return cls._unchecked(storage, shape, strides, 0, _Version(), size, (storage, shape_array, strides_array))
 
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":

@@ -178,10 +178,14 @@ def test_switched_off_the_dispatcher_launches():
 def test_enable_turns_every_launch_off_and_on():
     launch = _kernel("zip_kernel", op.mul)
     x = torchlight.tensor([2.0, 3.0], backend="fast")
+    entry = FAST.zip(op.mul)
     assert fast_launch.enable(False) is True
     try:
         assert native.launches() == "python"
         assert _handed(launch, (*x._data.kernel_args(),) * 3)
+        handed = entry.stats()[1]
+        expected = [v * v for v in x.tolist()]  # (the launch above wrote x * x into x)
+        assert entry(x, x).tolist() == expected and entry.stats()[1] == handed + 1
     finally:
         fast_launch.enable(True)
     assert native.launches() == "native"
@@ -198,3 +202,132 @@ def test_an_attribute_set_on_a_launch_is_its_kernels_and_the_kernel_runs_from_th
     launch.part = kernel.part  # (the same part; a test may put a stub there)
     assert vars(kernel)["part"] is kernel.part
     assert _handed(launch, (*TensorData.empty((2,)).kernel_args(), *x.kernel_args()))
+
+
+# -- backend.map(fn) and backend.zip(fn) as native Ops ---------------------------------------------
+
+
+def _fields(t):
+    """What an operation's result is made of, as Tensor.__init__ and TensorData._empty set it."""
+    d = t._data
+    return (
+        type(t),
+        t.backend,
+        t.history,
+        t._output_nr,
+        t.grad,
+        t._dtype,
+        type(d),
+        d.offset,
+        d.shape,
+        d.strides,
+        d.size,
+        type(d.version),
+        d.version.value,
+        [type(a) for a in d.kernel_args()],
+        [a.tolist() for a in d.kernel_args()[1:]],
+        d.storage.tobytes(),
+    )
+
+
+@launching
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (3, 4), (2, 1, 3)], ids=str)
+def test_an_op_makes_what_base_py_makes(shape):
+    rng = np.random.default_rng(len(shape))
+    a = torchlight.tensor(rng.standard_normal(shape), backend="fast")
+    b = torchlight.tensor(rng.standard_normal(shape), backend="fast").permute(*reversed(range(len(shape))))
+    b = b.contiguous().view(*shape) if shape else b
+    for entry, args in ((FAST.zip(op.mul), (a, b)), (FAST.map(op.sigmoid), (a,))):
+        assert type(entry).__name__ == "Op"
+        calls, handed = entry.stats()
+        native_out = entry(*args)
+        python_out = entry.python_op(*args)
+        assert entry.stats() == (calls + 1, handed)
+        assert _fields(native_out) == _fields(python_out)
+        assert python_out.unique_id == native_out.unique_id + 1  # one id each, in turn
+        assert native_out._data.version is not a._data.version
+        assert native_out._data.kernel_args()[0] is native_out._data.storage
+
+
+@launching
+@pytest.mark.parametrize("shapes", [((3, 1), (4,)), ((), (2, 3)), ((2, 3), ())], ids=str)
+def test_an_op_broadcasts_as_base_py_does(shapes):
+    rng = np.random.default_rng(7)
+    a, b = (torchlight.tensor(rng.standard_normal(s), backend="fast") for s in shapes)
+    entry = FAST.zip(op.add)
+    calls, handed = entry.stats()
+    assert _fields(entry(a, b)) == _fields(entry.python_op(a, b))
+    assert entry.stats() == (calls + 1, handed)
+
+
+@launching
+def test_what_an_op_leaves_to_base_py_is_still_right():
+    zip_mul = FAST.zip(op.mul)
+    a = torchlight.tensor([[1.0, 2.0, 3.0]], backend="fast")
+    simple = torchlight.tensor([[1.0, 1.0, 1.0]], backend="simple")
+    big = torchlight.ones(backends.base.LONG_ROWS_MIN_SIZE, backend="fast")
+    out = torchlight.zeros(1, 3, backend="fast")
+    cases = [
+        ((a, a), {"out": out}, [[1.0, 4.0, 9.0]]),
+        ((big, big), {}, None),  # the long-rows path
+    ]
+    for args, kwargs, expected in cases:
+        handed = zip_mul.stats()[1]
+        got = zip_mul(*args, **kwargs)
+        assert zip_mul.stats()[1] == handed + 1
+        if expected is not None:
+            assert got.tolist() == expected
+    assert out.tolist() == [[1.0, 4.0, 9.0]]
+    other = torchlight.ones(2, backend="fast")
+    for wrong in ((a, simple), (a, 2.0), (a, other)):  # base.py's own error, the same from both
+        errors = []
+        for call in (zip_mul, zip_mul.python_op):
+            with pytest.raises(Exception) as caught:
+                call(*wrong)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]
+
+
+# sha256 digests (tests/module3/test_native_apply.py's _digest) of the Python whose steps an Op
+# takes (torchlight/_native/launch.c, the comment above Op). If one changes, make launch.c do the
+# same, then put the new digest here.
+OP_PINNED = {
+    "backends/base.py: TensorBackend.map": "165686247ec97ab7",
+    "backends/base.py: TensorBackend.zip": "b2a0be74e57f1459",
+    "backends/base.py: _broadcast_shapes": "877e58a24d936088",
+    "tensor_data.py: TensorData._empty": "646ce325ccfd2c3e",
+    "tensor_data.py: TensorData._unchecked": "802632b2ae8f596a",
+    "tensor_data.py: TensorData.kernel_args": "7287ec29b6fd6114",
+    "tensor_data.py: _contiguous_layout": "ca30de97bedc032a",
+    "tensor.py: Tensor.__init__": "d9b1562338febaac",
+    "tensor.py: Tensor._new": "42e613f1fb7b8440",
+}
+
+
+def _op_pinned_objects():
+    import importlib
+
+    from torchlight import tensor_data
+
+    tensor = importlib.import_module("torchlight.tensor")  # (torchlight.tensor is also a function)
+    return {
+        "backends/base.py: TensorBackend.map": backends.base.TensorBackend.map,
+        "backends/base.py: TensorBackend.zip": backends.base.TensorBackend.zip,
+        "backends/base.py: _broadcast_shapes": backends.base._broadcast_shapes.__wrapped__,
+        "tensor_data.py: TensorData._empty": vars(TensorData)["_empty"].__func__,
+        "tensor_data.py: TensorData._unchecked": vars(TensorData)["_unchecked"].__func__,
+        "tensor_data.py: TensorData.kernel_args": TensorData.kernel_args,
+        "tensor_data.py: _contiguous_layout": tensor_data._contiguous_layout.__wrapped__,
+        "tensor.py: Tensor.__init__": tensor.Tensor.__init__,
+        "tensor.py: Tensor._new": tensor.Tensor._new,
+    }
+
+
+def test_the_steps_an_op_takes_are_unchanged():
+    from .test_native_apply import _digest
+
+    changed = {name: _digest(fn) for name, fn in _op_pinned_objects().items() if _digest(fn) != OP_PINNED[name]}
+    assert not changed, (
+        "these changed since torchlight/_native/launch.c's Op was written to take the same steps; "
+        f"make launch.c follow them, then update OP_PINNED: {changed}"
+    )

@@ -1,4 +1,4 @@
-/* Module 3: launching a fast kernel's compiled part from C (torchlight._native_apply.Launch).
+/* Module 3: launching a fast kernel's compiled part from C (torchlight._native_apply.Launch, Op).
  *
  * A small operation of the fast backend spends most of its time getting to the machine code:
  * backends/fast.py's _Kernel.__call__ picks the serial or the parallel case, then numba's
@@ -18,6 +18,8 @@
  *
  * Everything else goes to the Python kernel, unchanged: a large operation (the parallel case), a
  * reduction along long last-dimension lines (fast.py's lines_part), an argument of another kind.
+ *
+ * Op (below) goes one step further out: backend.map(fn) and zip(fn) themselves, the result made in C.
  *
  * Reading an array without numpy's headers (so that building needs no numpy): numpy's array object
  * starts with the same fields in numpy 1.x and 2.x (PyArrayObject_fields below); fast_launch.py
@@ -73,7 +75,8 @@ typedef struct {
     unsigned long long calls, handed; /* calls, and those handed to the Python kernel */
 } Launch;
 
-/* Off: every Launch hands every call to its Python kernel (fast_launch.enable, for benchmarks). */
+/* Off: every Launch hands every call to its Python kernel, every Op to base.py's closure
+ * (fast_launch.enable, for benchmarks). */
 static int enabled = 1;
 
 typedef struct {
@@ -272,6 +275,330 @@ static PyTypeObject LaunchType = {
     .tp_getset = launch_getset,
 };
 
+/* ---------------------------------------------------------------------------------------------
+ * Op: backend.map(fn) and backend.zip(fn) as one C call for their common case (Op(...), made by
+ * fast_launch.py for the fast backend). base.py's closure does, for tensors a (and b) of this
+ * backend, no `out` and fewer than LONG_ROWS_MIN_SIZE elements:
+ *
+ *   out = a._new(self.empty(shape), self)      TensorData._empty(shape), then Tensor.__init__
+ *   kernel(*out._data.kernel_args(), *a._data.kernel_args(), *b._data.kernel_args())
+ *   return out
+ *
+ * (b may have another shape: out's is then base.py's _broadcast_shapes of the two, as there.)
+ * This does the same, setting the same fields in the same way (TensorData._empty: the layout from
+ * _contiguous_layout(shape), numpy.empty(size), a new _Version, the kernel arguments; Tensor.__init__:
+ * _data, backend, history None, _output_nr 0, unique_id from Variable._next_id(), grad None, the
+ * float64 label), then calls the kernel (a Launch). tests/module3/test_fast_launch.py pins the
+ * source of each Python method whose steps this takes; any other call goes to base.py's closure.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD int arity;   /* 1: map, 2: zip */
+    PyObject *python_op;       /* base.py's closure: every call this does not take */
+    PyObject *kernel;          /* the kernel the closure calls (a Launch) */
+    PyObject *backend;         /* the TensorBackend */
+    PyObject *tensor_type, *data_type, *version_type, *layout, *numpy_empty, *next_id, *float64_label;
+    PyObject *base_globals;    /* base.py's: LONG_ROWS_MIN_SIZE, read on each call */
+    vectorcallfunc vectorcall;
+    unsigned long long calls, handed;
+} Op;
+
+static PyObject *s_broadcast_shapes, *s_backend, *s_data_, *s_shape, *s_kernel_args_, *s_kernel_args, *s_long_rows, *s_storage,
+    *s_offset, *s_strides, *s_size, *s_version, *s_history, *s_output_nr, *s_unique_id, *s_grad, *s_dtype_;
+
+static PyObject *op_hand_over(Op *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    self->handed++;
+    return PyObject_Vectorcall(self->python_op, args, nargsf, kwnames);
+}
+
+/* object.__new__(type): an instance whose fields are then set one by one, as __init__ would. */
+static inline PyObject *new_instance(PyObject *type) {
+    PyObject *empty = PyTuple_New(0);
+    if (empty == NULL)
+        return NULL;
+    PyObject *o = PyBaseObject_Type.tp_new((PyTypeObject *)type, empty, NULL);
+    Py_DECREF(empty);
+    return o;
+}
+
+/* data.kernel_args(): the cached tuple, else the method (which caches it). */
+static inline PyObject *kernel_args_of(PyObject *data) {
+    PyObject *args = PyObject_GetAttr(data, s_kernel_args_);
+    if (args == NULL || args != Py_None)
+        return args;
+    Py_DECREF(args);
+    return PyObject_CallMethodNoArgs(data, s_kernel_args);
+}
+
+static int set_fields(PyObject *o, PyObject *const *names, PyObject *const *values, int n) {
+    for (int i = 0; i < n; i++)
+        if (PyObject_SetAttr(o, names[i], values[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static PyObject *op_call(Op *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    self->calls++;
+    if (!enabled || kwnames != NULL || nargs != self->arity)
+        return op_hand_over(self, args, nargsf, kwnames);
+    PyObject *data[2] = {NULL, NULL}, *layout = NULL, *storage = NULL, *version = NULL, *od = NULL, *out = NULL;
+    PyObject *id = NULL, *out_args = NULL, *in_args[2] = {NULL, NULL}, *result = NULL;
+    int take = 1;
+    for (int i = 0; i < self->arity && take; i++) {
+        if (!Py_IS_TYPE(args[i], (PyTypeObject *)self->tensor_type)) {
+            take = 0;
+            break;
+        }
+        PyObject *be = PyObject_GetAttr(args[i], s_backend);
+        if (be == NULL)
+            goto fail;
+        take = be == self->backend;
+        Py_DECREF(be);
+        if (!take)
+            break;
+        data[i] = PyObject_GetAttr(args[i], s_data_);
+        if (data[i] == NULL)
+            goto fail;
+        take = Py_IS_TYPE(data[i], (PyTypeObject *)self->data_type);
+    }
+    PyObject *shape = NULL;
+    if (take) {
+        shape = PyObject_GetAttr(data[0], s_shape);
+        if (shape == NULL)
+            goto fail;
+        take = PyTuple_CheckExact(shape);
+        if (take && self->arity == 2) {
+            PyObject *other = PyObject_GetAttr(data[1], s_shape);
+            if (other == NULL) {
+                Py_DECREF(shape);
+                goto fail;
+            }
+            int same = other == shape || (PyTuple_CheckExact(other) && PyObject_RichCompareBool(shape, other, Py_EQ) == 1);
+            if (!same && !PyErr_Occurred()) { /* shape = _broadcast_shapes(a's, b's), base.py's cached one */
+                PyObject *broadcast = PyDict_GetItemWithError(self->base_globals, s_broadcast_shapes); /* borrowed */
+                PyObject *both[2] = {shape, other};
+                PyObject *joint = broadcast == NULL ? NULL : PyObject_Vectorcall(broadcast, both, 2, NULL);
+                Py_SETREF(shape, joint);
+                if (shape == NULL)
+                    PyErr_Clear(); /* shapes that do not broadcast: base.py says so */
+                take = shape != NULL && PyTuple_CheckExact(shape);
+            }
+            Py_DECREF(other);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(shape);
+                goto fail;
+            }
+        }
+    }
+    if (take) { /* TensorData._empty(shape) */
+        layout = PyObject_CallOneArg(self->layout, shape);
+        if (layout == NULL) {
+            Py_DECREF(shape);
+            goto fail;
+        }
+        PyObject *long_rows = PyDict_GetItemWithError(self->base_globals, s_long_rows); /* borrowed */
+        Py_ssize_t size = -1, min_long = -1;
+        if (PyTuple_CheckExact(layout) && PyTuple_GET_SIZE(layout) == 4 && PyLong_CheckExact(PyTuple_GET_ITEM(layout, 1)))
+            size = PyLong_AsSsize_t(PyTuple_GET_ITEM(layout, 1));
+        if (long_rows != NULL && PyLong_CheckExact(long_rows))
+            min_long = PyLong_AsSsize_t(long_rows);
+        if (PyErr_Occurred())
+            PyErr_Clear();
+        take = size >= 0 && min_long >= 0 && size < min_long; /* (else base.py's long-rows path) */
+    }
+    if (!take) {
+        Py_XDECREF(shape);
+        Py_XDECREF(layout);
+        Py_XDECREF(data[0]);
+        Py_XDECREF(data[1]);
+        return op_hand_over(self, args, nargsf, kwnames);
+    }
+    PyObject *strides = PyTuple_GET_ITEM(layout, 0), *size = PyTuple_GET_ITEM(layout, 1);
+    if ((storage = PyObject_CallOneArg(self->numpy_empty, size)) == NULL ||
+        (version = PyObject_CallNoArgs(self->version_type)) == NULL ||
+        (out_args = PyTuple_Pack(3, storage, PyTuple_GET_ITEM(layout, 2), PyTuple_GET_ITEM(layout, 3))) == NULL ||
+        (od = new_instance(self->data_type)) == NULL) {
+        Py_DECREF(shape);
+        goto fail;
+    }
+    {
+        PyObject *names[] = {s_storage, s_offset, s_shape, s_strides, s_size, s_version, s_kernel_args_};
+        PyObject *zero = PyLong_FromLong(0);
+        PyObject *values[] = {storage, zero, shape, strides, size, version, out_args};
+        int r = zero == NULL ? -1 : set_fields(od, names, values, 7);
+        Py_XDECREF(zero);
+        Py_DECREF(shape);
+        if (r < 0)
+            goto fail;
+    }
+    /* Tensor.__init__(od, backend) */
+    if ((out = new_instance(self->tensor_type)) == NULL)
+        goto fail;
+    {
+        PyObject *names[] = {s_backend, s_data_, s_history};
+        PyObject *values[] = {self->backend, od, Py_None};
+        if (set_fields(out, names, values, 3) < 0)
+            goto fail;
+        PyObject *zero = PyLong_FromLong(0);
+        int r = zero == NULL ? -1 : PyObject_SetAttr(out, s_output_nr, zero);
+        Py_XDECREF(zero);
+        if (r < 0 || (id = PyObject_CallNoArgs(self->next_id)) == NULL)
+            goto fail;
+        PyObject *names2[] = {s_unique_id, s_grad, s_dtype_};
+        PyObject *values2[] = {id, Py_None, self->float64_label};
+        if (set_fields(out, names2, values2, 3) < 0)
+            goto fail;
+    }
+    /* kernel(*out._data.kernel_args(), *a._data.kernel_args(), *b._data.kernel_args()) */
+    PyObject *call[9];
+    int n = 0;
+    for (int k = 0; k < 3; k++)
+        call[n++] = PyTuple_GET_ITEM(out_args, k);
+    for (int i = 0; i < self->arity; i++) {
+        in_args[i] = kernel_args_of(data[i]);
+        if (in_args[i] == NULL)
+            goto fail;
+        if (!PyTuple_CheckExact(in_args[i]) || PyTuple_GET_SIZE(in_args[i]) != 3) {
+            PyErr_SetString(PyExc_TypeError, "kernel_args() must return (storage, shape, strides)");
+            goto fail;
+        }
+        for (int k = 0; k < 3; k++)
+            call[n++] = PyTuple_GET_ITEM(in_args[i], k);
+    }
+    PyObject *r = PyObject_Vectorcall(self->kernel, call, n, NULL);
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    result = Py_NewRef(out);
+fail:
+    Py_XDECREF(data[0]);
+    Py_XDECREF(data[1]);
+    Py_XDECREF(layout);
+    Py_XDECREF(storage);
+    Py_XDECREF(version);
+    Py_XDECREF(od);
+    Py_XDECREF(out);
+    Py_XDECREF(id);
+    Py_XDECREF(out_args);
+    Py_XDECREF(in_args[0]);
+    Py_XDECREF(in_args[1]);
+    return result;
+}
+
+static PyObject *op_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"arity", "python_op", "kernel", "backend", "refs", NULL};
+    int arity;
+    PyObject *python_op, *kernel, *backend, *refs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO!:Op", names, &arity, &python_op, &kernel, &backend,
+                                     &PyDict_Type, &refs))
+        return NULL;
+    if ((arity != 1 && arity != 2) || !PyCallable_Check(python_op) || !PyCallable_Check(kernel)) {
+        PyErr_SetString(PyExc_ValueError, "Op: expected an arity of 1 or 2, the Python op and its kernel");
+        return NULL;
+    }
+    static const char *keys[] = {"Tensor", "TensorData", "_Version", "_contiguous_layout", "numpy.empty",
+                                 "Variable._next_id", "float64", "base"};
+    PyObject *got[8];
+    for (int i = 0; i < 8; i++) {
+        got[i] = PyDict_GetItemString(refs, keys[i]); /* borrowed */
+        if (got[i] == NULL) {
+            PyErr_Format(PyExc_KeyError, "Op: refs lacks %s", keys[i]);
+            return NULL;
+        }
+    }
+    if (!PyType_Check(got[0]) || !PyType_Check(got[1]) || !PyType_Check(got[2]) || !PyDict_Check(got[7])) {
+        PyErr_SetString(PyExc_TypeError, "Op: Tensor, TensorData and _Version must be classes, base a dict");
+        return NULL;
+    }
+    Op *self = (Op *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->arity = arity;
+    self->python_op = Py_NewRef(python_op);
+    self->kernel = Py_NewRef(kernel);
+    self->backend = Py_NewRef(backend);
+    self->tensor_type = Py_NewRef(got[0]);
+    self->data_type = Py_NewRef(got[1]);
+    self->version_type = Py_NewRef(got[2]);
+    self->layout = Py_NewRef(got[3]);
+    self->numpy_empty = Py_NewRef(got[4]);
+    self->next_id = Py_NewRef(got[5]);
+    self->float64_label = Py_NewRef(got[6]);
+    self->base_globals = Py_NewRef(got[7]);
+    self->vectorcall = (vectorcallfunc)op_call;
+    return (PyObject *)self;
+}
+
+static int op_traverse(Op *self, visitproc visit, void *arg) {
+    Py_VISIT(self->python_op);
+    Py_VISIT(self->kernel);
+    Py_VISIT(self->backend);
+    Py_VISIT(self->layout);
+    Py_VISIT(self->numpy_empty);
+    Py_VISIT(self->next_id);
+    Py_VISIT(self->float64_label);
+    Py_VISIT(self->base_globals);
+    return 0;
+}
+
+static int op_clear(Op *self) {
+    Py_CLEAR(self->python_op);
+    Py_CLEAR(self->kernel);
+    Py_CLEAR(self->backend);
+    Py_CLEAR(self->layout);
+    Py_CLEAR(self->numpy_empty);
+    Py_CLEAR(self->next_id);
+    Py_CLEAR(self->float64_label);
+    Py_CLEAR(self->base_globals);
+    return 0;
+}
+
+static void op_dealloc(Op *self) {
+    PyObject_GC_UnTrack(self);
+    op_clear(self);
+    Py_CLEAR(self->tensor_type);
+    Py_CLEAR(self->data_type);
+    Py_CLEAR(self->version_type);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *op_stats(Op *self, PyObject *unused) {
+    return Py_BuildValue("(KK)", self->calls, self->handed);
+}
+
+static PyObject *op_get_python_op(Op *self, void *closure) {
+    return Py_NewRef(self->python_op);
+}
+
+static PyMethodDef op_methods[] = {
+    {"stats", (PyCFunction)op_stats, METH_NOARGS,
+     "stats() -> (calls, handed): calls, and those handed to base.py's closure."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef op_getset[] = {
+    {"python_op", (getter)op_get_python_op, NULL, "base.py's closure, which takes every call this does not", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject OpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "torchlight._native_apply.Op",
+    .tp_basicsize = sizeof(Op),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = PyDoc_STR("Op(arity, python_op, kernel, backend, refs)\n\nbackend.map(fn) (arity 1) or zip(fn) "
+                        "(arity 2) whose common case is one call into C; every other call goes to python_op "
+                        "(backends/fast_launch.py)."),
+    .tp_new = op_new,
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_traverse = (traverseproc)op_traverse,
+    .tp_clear = (inquiry)op_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Op, vectorcall),
+    .tp_methods = op_methods,
+    .tp_getset = op_getset,
+};
+
 /* fields(array) -> (data address, ndim, first size, first stride, flags), as this file reads them. */
 static PyObject *launch_fields(PyObject *module, PyObject *o) {
     if (strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") != 0) {
@@ -307,6 +634,16 @@ PyMethodDef torchlight_launch_functions[] = {
 
 /* Called by the module's init (apply.c). */
 int torchlight_add_launch(PyObject *module) {
+#define I(var, text)                                 \
+    if (!(var = PyUnicode_InternFromString(text))) \
+        return -1;
+    I(s_broadcast_shapes, "_broadcast_shapes") I(s_backend, "backend") I(s_data_, "_data") I(s_shape, "shape") I(s_kernel_args_, "_kernel_args")
+    I(s_kernel_args, "kernel_args") I(s_long_rows, "LONG_ROWS_MIN_SIZE") I(s_storage, "storage") I(s_offset, "offset")
+    I(s_strides, "strides") I(s_size, "size") I(s_version, "version") I(s_history, "history")
+    I(s_output_nr, "_output_nr") I(s_unique_id, "unique_id") I(s_grad, "grad") I(s_dtype_, "_dtype")
+#undef I
+    if (PyType_Ready(&OpType) < 0 || PyModule_AddObjectRef(module, "Op", (PyObject *)&OpType) < 0)
+        return -1;
     if (!(s_threshold = PyUnicode_InternFromString("PARALLEL_THRESHOLD")) ||
         !(s_lines_min_length = PyUnicode_InternFromString("LINES_MIN_LENGTH")) ||
         !(s_lines = PyUnicode_InternFromString("LINES")))

@@ -9,16 +9,25 @@ size is below ``PARALLEL_THRESHOLD``, calls that same compiled part in C; every 
 parallel case, a reduction along long lines, an unusual array, a part that raises) goes to the
 kernel, which does what it always did. Same function, same arguments: the same bits.
 
-It is used where the extension is built and ``TORCHLIGHT_NATIVE`` is not 0 (the switch of the
+One step further out, ``backend.map(fn)`` and ``backend.zip(fn)`` (base.py's closures, which make
+the result tensor and call the kernel) are handed out behind an ``Op`` of the same extension
+(``TensorBackend._entry``, registered here): for tensors of this backend, no ``out`` and a result
+of fewer than ``LONG_ROWS_MIN_SIZE`` elements, it makes the result as ``TensorData._empty`` and
+``Tensor.__init__`` do and calls the Launch, in C; any other call goes to the closure.
+
+Both are used where the extension is built and ``TORCHLIGHT_NATIVE`` is not 0 (the switch of the
 whole native layer), and only after checking, once per process, that the extension reads numpy's
 arrays as numpy does. ``torchlight.autograd.native.launches()`` says whether it is in use.
 """
 
 import importlib
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 import numpy as np
+
+from ..extension import extends
+from . import base
 
 __all__ = ["enable", "native", "path", "reason"]
 
@@ -73,6 +82,45 @@ def native(kernel: Any) -> Any:
         np.dtype(np.int64),
         vars(fast),  # PARALLEL_THRESHOLD, LINES_MIN_LENGTH, LINES: read on each call, as _Kernel reads them
     )
+
+
+def _op_refs() -> Dict[str, Any]:
+    """What an Op needs: the classes and functions whose steps it takes (pinned in the tests)."""
+    from .. import tensor_data
+    from ..autograd.variable import Variable
+    from ..tensor import _FLOAT64, Tensor
+
+    return {
+        "Tensor": Tensor,
+        "TensorData": tensor_data.TensorData,
+        "_Version": tensor_data._Version,
+        "_contiguous_layout": tensor_data._contiguous_layout,
+        "numpy.empty": np.empty,
+        "Variable._next_id": Variable._next_id,
+        "float64": _FLOAT64,
+        "base": vars(base),
+    }
+
+
+if TYPE_CHECKING:
+    _Backend = base.TensorBackend  # (the type checker reads the method below as TensorBackend's own)
+else:
+    _Backend = object
+
+
+@extends(base.TensorBackend)
+class _NativeEntry(_Backend):
+    def _entry(self, op: Callable, kernel: Callable, arity: int) -> Callable:
+        """``op`` behind a native Op where its kernel is a Launch and the backend makes its results
+        as the Op does (numpy storages from ``TensorData._empty``); else ``op`` itself."""
+        if (
+            _compiled is None
+            or type(kernel) is not _compiled.Launch
+            or self.storage_type is not np.ndarray
+            or self.empty != base.TensorData._empty
+        ):
+            return op
+        return _compiled.Op(arity, op, kernel, self, _op_refs())
 
 
 def enable(on: bool) -> bool:
