@@ -597,6 +597,8 @@ def _int_sizes(sizes: Iterable[Any]) -> Shape:
     are sizes beyond a 64-bit integer's range (PyTorch: "Overflow when unpacking long long").
     """
     sizes = tuple(sizes)
+    if all(type(s) is int and -INT64_MAX - 1 <= s <= INT64_MAX for s in sizes):
+        return sizes  # the usual case, in one pass: plain ints in range
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise TypeError(f"a shape holds integers, got {type(s).__name__}: {s!r} in {sizes}")
