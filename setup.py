@@ -27,7 +27,7 @@ setup(
     ext_modules=[
         Extension(
             "torchlight._native_apply",
-            sources=["torchlight/_native/apply.c", "torchlight/_native/launch.c"],
+            sources=["torchlight/_native/apply.c", "torchlight/_native/launch.c", "torchlight/_native/walk.c"],
             optional=True,
         )
     ],

@@ -12,10 +12,10 @@ A third row times the engine alone: a custom Function whose forward and backward
 arithmetic, so what remains is ``apply`` and the backward pass's own bookkeeping.
 
 Both of torchlight's paths are timed in the same run, taking turns with PyTorch: the native layer
-(``torchlight.autograd.native``, where it is built: the fused apply and the fast backend's kernel
-launch) and the Python one, function.py's apply with numba's dispatcher launching the kernels,
-which is what runs with ``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or the other
-on ``Function.apply`` and turns the launch on or off.
+(``torchlight.autograd.native``, where it is built: the fused apply, the backward walk's helpers
+and the fast backend's kernel launch) and the Python it stands for, which is what runs with
+``TORCHLIGHT_NATIVE=0``. Between turns the benchmark puts one or the other in place
+(``native.switch``).
 
 Run it from the repository root:  ``python benchmarks/overhead.py [--ops 1000] [--size 4]
 [--rounds 5] [--backend simple] [--paths native,python]``. It prints microseconds per operation and the ratio
@@ -128,16 +128,13 @@ def custom_chain(fn, x, w, n):
 
 
 # The two applies: what torchlight registered (the native one, where built) and function.py's own.
-_REGISTERED = vars(TLFunction)["apply"]
-_LAUNCHES = fast_launch.path() == "native"
-_APPLIES = {"native": _REGISTERED, "python": classmethod(native._python_apply)}
+_NATIVE = native.path() == "native"
 
 
 def use_path(path):
-    """Put the native or the Python apply on Function, and turn the native kernel launch on or off
-    (the benchmark's switch between turns); with None, what torchlight set up."""
-    TLFunction.apply = _APPLIES[path] if path is not None else _REGISTERED
-    fast_launch.enable(path != "python" and _LAUNCHES)
+    """Put the native layer or the Python one in place (the benchmark's switch between turns);
+    with None, what torchlight set up."""
+    native.switch(_NATIVE and path != "python")
 
 
 def time_once(run, make_inputs):

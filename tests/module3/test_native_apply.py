@@ -1,12 +1,14 @@
-"""The fused native apply (torchlight/_native/apply.c, registered by torchlight/autograd/native.py).
+"""The fused native apply and the walk's helpers (torchlight/_native/apply.c and walk.c, registered
+by torchlight/autograd/native.py).
 
 - Where it is built and not switched off, it is the apply that runs, and its counter moves.
 - It gives the Python apply's results bit for bit: the battery in native_battery.py (values,
   gradients, graphs, Contexts, versions, tangents, error messages) runs in two fresh processes,
   TORCHLIGHT_NATIVE=1 and TORCHLIGHT_NATIVE=0, and the two outputs must be equal.
 - TORCHLIGHT_NATIVE=0, or a missing build, leaves the Python apply, and ``path()`` says so.
-- The Python methods whose common case apply.c does itself are pinned here by their source: a
-  change to one fails below until apply.c follows it (then update the pin).
+- The Python methods whose common case apply.c or walk.c does itself are pinned here by their
+  source: a change to one fails below until the C follows it (then update the pin).
+- ``native.switch`` puts the Python members back, and the native ones again.
 """
 
 import ast
@@ -72,6 +74,26 @@ def test_the_native_apply_is_the_one_that_runs():
 
 
 @native_only
+@native_only
+def test_the_walks_helpers_are_native_and_switch_back():
+    from torchlight.autograd import History, Variable
+
+    assert vars(History)["input_nodes"] is native._compiled.input_nodes
+    assert vars(Variable)["parents"].fget is native._compiled.parents
+    x = torchlight.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    assert y.history.input_nodes() == [x, x] and y.parents == [x, x]
+    native.switch(False)
+    try:
+        assert all(vars(cls)[name] is member for cls, name, member in native._python_members)
+        assert native.launches() == "python"
+        assert y.history.input_nodes() == [x, x] and y.parents == [x, x]
+    finally:
+        native.switch(True)
+    assert all(vars(cls)[name] is member for cls, name, member in native._native_members)
+    assert native.launches() == "native"
+
+
 def test_a_parameter_is_handed_to_the_python_apply():
     p = torchlight.nn.Parameter(torchlight.tensor([1.0, 2.0]))
     before = native.stats()[1]
@@ -146,7 +168,21 @@ PINNED = {
     "autograd/inplace_tracking.py: _InplaceFunction._saved_recorded": "f29ea3d8fae28d01",
     "autograd/inplace_tracking.py: snapshot_saved": "61f3a0c5cf172aff",
     "autograd/grad_mode.py: _State.__init__": "4dcacd845bafc7e8",
+    # walk.c's
+    "autograd/function.py: History.input_nodes": "073deec942c5541f",
+    "autograd/function.py: History.backward_results": "876e3f348546d581",
+    "autograd/function.py: History._check_result": "412e17a632546521",
+    "autograd/variable.py: Variable.parents": "5e9c57fea261e65d",
+    "autograd/inplace_tracking.py: _InplaceHistory._recorded_node": "f37954634aecda1c",
 }
+
+
+def _python_member(cls, name):
+    """cls's own member ``name`` as the Python defines it (the native layer may have put its own there)."""
+    for owner, member_name, member in native._python_members:
+        if owner is cls and member_name == name:
+            return member
+    return vars(cls)[name]
 
 
 def _pinned_objects():
@@ -177,6 +213,13 @@ def _pinned_objects():
         ].__func__,
         "autograd/inplace_tracking.py: snapshot_saved": inplace_tracking.snapshot_saved,
         "autograd/grad_mode.py: _State.__init__": grad_mode._State.__init__,
+        "autograd/function.py: History.input_nodes": _python_member(function.History, "input_nodes"),
+        "autograd/function.py: History.backward_results": _python_member(function.History, "backward_results"),
+        "autograd/function.py: History._check_result": vars(function.History)["_check_result"],
+        "autograd/variable.py: Variable.parents": _python_member(variable.Variable, "parents").fget,
+        "autograd/inplace_tracking.py: _InplaceHistory._recorded_node": vars(inplace_tracking._InplaceHistory)[
+            "_recorded_node"
+        ],
     }
 
 
@@ -194,6 +237,6 @@ def test_the_steps_apply_c_does_itself_are_unchanged():
         if _digest(fn) != PINNED[name]:
             changed[name] = _digest(fn)
     assert not changed, (
-        "these methods changed since torchlight/_native/apply.c was written to do the same steps; "
-        f"make apply.c follow them, then update PINNED: {changed}"
+        "these methods changed since torchlight/_native/apply.c (or walk.c) was written to do the same "
+        f"steps; make it follow them, then update PINNED: {changed}"
     )

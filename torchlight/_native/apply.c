@@ -685,6 +685,7 @@ static struct PyModuleDef moduledef = {
 };
 
 int torchlight_add_launch(PyObject *module); /* launch.c: the fast backend's kernel launch */
+int torchlight_add_walk(PyObject *module);   /* walk.c: the backward walk's helpers */
 
 PyMODINIT_FUNC PyInit__native_apply(void) {
     if (intern_names() < 0)
@@ -693,7 +694,7 @@ PyMODINIT_FUNC PyInit__native_apply(void) {
     if (empty_tuple == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&moduledef);
-    if (module != NULL && torchlight_add_launch(module) < 0)
+    if (module != NULL && (torchlight_add_launch(module) < 0 || torchlight_add_walk(module) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -13,6 +13,11 @@ This file registers it on ``Function`` (``apply`` is an extension point) when it
 the environment variable ``TORCHLIGHT_NATIVE`` is not ``0``; ``import torchlight`` imports this
 file. ``path()`` says which apply runs ("native" or "python") and ``reason()`` why.
 
+It also does, in C, the helpers the backward walk calls at each node (``walk.c``:
+``History.input_nodes``, ``History.backward_results``, ``Variable.parents``, all extension points);
+the walk itself, ``chain_rule``, ``topological_sort`` and ``backpropagate``, stays the Python a
+student writes.
+
 The same extension launches the fast backend's small kernels (``backends/fast_launch.py``, under
 the same switch): ``launches()`` says whether it does.
 """
@@ -31,7 +36,7 @@ from . import function, grad_mode
 from .function import Context, Function, History
 from .variable import Variable
 
-__all__ = ["launches", "path", "reason", "stats"]
+__all__ = ["launches", "path", "reason", "stats", "switch"]
 
 ENV = "TORCHLIGHT_NATIVE"
 
@@ -42,6 +47,10 @@ _registered = not isinstance(_python_apply, types.FunctionType)
 
 _compiled: Any = None
 _reason: str
+# The members the native layer puts in place, and both versions of each (for switch())
+_SWITCHED = [(Function, "apply"), (History, "input_nodes"), (History, "backward_results"), (Variable, "parents")]
+_python_members: list = []
+_native_members: list = []
 
 
 def _member(cls: type, name: str, module: Optional[str] = None) -> Any:
@@ -83,6 +92,19 @@ def _references() -> Dict[str, Any]:
     return {k: v for k, v in refs.items() if v is not None}
 
 
+def _walk_references() -> Dict[str, Any]:
+    """What walk.c needs: Variable, the Python backward_results (for what it leaves), and the
+    methods whose common case it does itself (it checks on every call that they are still these)."""
+    refs = {
+        "Variable": Variable,
+        "History.backward_results": vars(History)["backward_results"],
+        "History._check_result": _member(History, "_check_result", function.__name__),
+        "History._recorded_node (module 1)": _member(History, "_recorded_node", function.__name__),
+        "History._recorded_node (module 5)": _member(History, "_recorded_node", "torchlight.autograd.inplace_tracking"),
+    }
+    return {k: v for k, v in refs.items() if v is not None}
+
+
 if os.environ.get(ENV, "1").strip() == "0":
     _reason = f"disabled by {ENV}=0"
 elif _registered:
@@ -95,12 +117,37 @@ else:
         _reason = f"not built (torchlight._native_apply: {e}); reinstall with a C compiler: pip install -e ."
     else:
         _compiled.init(_references())
+        _python_members = [(cls, name, vars(cls)[name]) for cls, name in _SWITCHED]
 
         @extends(Function)
         class _NativeApply:
             apply: Any = classmethod(_compiled.apply)
 
+        # The walk's helpers at each node (walk.c): what their C stands for, then them in its place.
+        _compiled.walk_init(_walk_references())
+
+        @extends(History)
+        class _NativeWalk:
+            input_nodes: Any = _compiled.input_nodes
+            backward_results: Any = _compiled.backward_results
+
+        @extends(Variable)
+        class _NativeParents:
+            parents: Any = property(_compiled.parents)
+
+        _native_members = [(cls, name, vars(cls)[name]) for cls, name in _SWITCHED]
         _reason = "built and enabled"
+
+
+def switch(on: bool) -> None:
+    """Put the native layer in place (the apply, the walk's helpers, the kernel launch), or the
+    Python it stands for: what ``TORCHLIGHT_NATIVE=0`` runs. For a benchmark that times both in
+    one process (benchmarks/overhead.py); a program sets the environment variable instead."""
+    if _compiled is None:
+        return
+    for cls, name, member in _native_members if on else _python_members:
+        setattr(cls, name, member)
+    fast_launch.enable(on)
 
 
 def path() -> str:

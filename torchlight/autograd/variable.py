@@ -41,6 +41,7 @@ class Variable:
         return self.history is None
 
     @property
+    @extension_point  # (module 3's native layer does it in C: autograd/native.py)
     def parents(self) -> List["Variable"]:
         """The non-constant inputs of the Function that produced this value, as they were then
         (an input changed in place since stands for its old node: see History.input_nodes)."""
