@@ -124,8 +124,9 @@ class _NativeEntry(_Backend):
 
 
 def enable(on: bool) -> bool:
-    """Turn the native launch on or off for every kernel (off: numba's dispatcher runs every call, as
-    with ``TORCHLIGHT_NATIVE=0``); returns the previous setting. For benchmarks that time both."""
+    """Turn the native launch on or off for every Launch and Op (off: base.py's closures and numba's
+    dispatcher run every call, as with ``TORCHLIGHT_NATIVE=0``); returns the previous setting. For
+    benchmarks that time both (``torchlight.autograd.native.switch`` calls it)."""
     if _compiled is None:
         return False
     _on[0] = bool(on)
