@@ -278,10 +278,7 @@ class TensorData:
     def _empty(cls, shape: Shape) -> "TensorData":
         # empty() for a shape of valid sizes (taken from other TensorDatas) whose element count
         # may still be too large: broadcasting (2**62, 1) with (1, 4), say.
-        # (_fresh's steps, one call fewer: every operation's result is made here)
-        strides, size, shape_array, strides_array = _contiguous_layout(shape)
-        storage = np.empty(size)
-        return cls._unchecked(storage, shape, strides, 0, _Version(), size, (storage, shape_array, strides_array))
+        return cls._fresh(np.empty(_storage_size(shape)), shape)
 
     @classmethod
     def filled(cls, shape: Sequence[int], value: float) -> "TensorData":

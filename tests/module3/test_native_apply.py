@@ -6,8 +6,8 @@ by torchlight/autograd/native.py).
   gradients, graphs, Contexts, versions, tangents, error messages) runs in two fresh processes,
   TORCHLIGHT_NATIVE=1 and TORCHLIGHT_NATIVE=0, and the two outputs must be equal.
 - TORCHLIGHT_NATIVE=0, or a missing build, leaves the Python apply, and ``path()`` says so.
-- The Python methods whose common case apply.c or walk.c does itself are pinned here by their
-  source: a change to one fails below until the C follows it (then update the pin).
+- The Python methods whose common case apply.c, walk.c or launch.c's Op does itself are pinned
+  here by their source: a change to one fails below until the C follows it (then update the pin).
 - ``native.switch`` puts the Python members back, and the native ones again.
 """
 
@@ -174,6 +174,17 @@ PINNED = {
     "autograd/function.py: History._check_result": "412e17a632546521",
     "autograd/variable.py: Variable.parents": "5e9c57fea261e65d",
     "autograd/inplace_tracking.py: _InplaceHistory._recorded_node": "f37954634aecda1c",
+    # launch.c's Op
+    "backends/base.py: TensorBackend.map": "165686247ec97ab7",
+    "backends/base.py: TensorBackend.zip": "b2a0be74e57f1459",
+    "backends/base.py: _broadcast_shapes": "877e58a24d936088",
+    "tensor_data.py: TensorData._empty": "7def217b98608ba9",
+    "tensor_data.py: TensorData._fresh": "b586490f21482713",
+    "tensor_data.py: TensorData._unchecked": "802632b2ae8f596a",
+    "tensor_data.py: TensorData.kernel_args": "7287ec29b6fd6114",
+    "tensor_data.py: _contiguous_layout": "ca30de97bedc032a",
+    "tensor.py: Tensor.__init__": "d9b1562338febaac",
+    "tensor.py: Tensor._new": "42e613f1fb7b8440",
 }
 
 
@@ -188,8 +199,10 @@ def _python_member(cls, name):
 def _pinned_objects():
     import importlib
 
-    from torchlight import scalar_variable
+    from torchlight import scalar_variable, tensor_data
     from torchlight.autograd import function_api, grad_mode, inplace_tracking, variable
+    from torchlight.backends import base
+    from torchlight.tensor_data import TensorData
 
     tensor = importlib.import_module("torchlight.tensor")  # (torchlight.tensor is also a function)
 
@@ -220,6 +233,16 @@ def _pinned_objects():
         "autograd/inplace_tracking.py: _InplaceHistory._recorded_node": vars(inplace_tracking._InplaceHistory)[
             "_recorded_node"
         ],
+        "backends/base.py: TensorBackend.map": base.TensorBackend.map,
+        "backends/base.py: TensorBackend.zip": base.TensorBackend.zip,
+        "backends/base.py: _broadcast_shapes": base._broadcast_shapes.__wrapped__,
+        "tensor_data.py: TensorData._empty": vars(TensorData)["_empty"].__func__,
+        "tensor_data.py: TensorData._fresh": vars(TensorData)["_fresh"].__func__,
+        "tensor_data.py: TensorData._unchecked": vars(TensorData)["_unchecked"].__func__,
+        "tensor_data.py: TensorData.kernel_args": TensorData.kernel_args,
+        "tensor_data.py: _contiguous_layout": tensor_data._contiguous_layout.__wrapped__,
+        "tensor.py: Tensor.__init__": tensor.Tensor.__init__,
+        "tensor.py: Tensor._new": tensor.Tensor._new,
     }
 
 
@@ -237,6 +260,7 @@ def test_the_steps_apply_c_does_itself_are_unchanged():
         if _digest(fn) != PINNED[name]:
             changed[name] = _digest(fn)
     assert not changed, (
-        "these methods changed since torchlight/_native/apply.c (or walk.c) was written to do the same "
+        "these methods changed since torchlight/_native/apply.c (or walk.c, or launch.c's Op) was written "
+        "to do the same "
         f"steps; make it follow them, then update PINNED: {changed}"
     )

@@ -285,10 +285,11 @@ static PyTypeObject LaunchType = {
  *   return out
  *
  * (b may have another shape: out's is then base.py's _broadcast_shapes of the two, as there.)
- * This does the same, setting the same fields in the same way (TensorData._empty: the layout from
- * _contiguous_layout(shape), numpy.empty(size), a new _Version, the kernel arguments; Tensor.__init__:
+ * This does the same, setting the same fields in the same way (TensorData._empty and _fresh: the
+ * layout from _contiguous_layout(shape), numpy.empty(size), a new _Version, the kernel arguments;
+ * Tensor.__init__:
  * _data, backend, history None, _output_nr 0, unique_id from Variable._next_id(), grad None, the
- * float64 label), then calls the kernel (a Launch). tests/module3/test_fast_launch.py pins the
+ * float64 label), then calls the kernel (a Launch). tests/module3/test_native_apply.py pins the
  * source of each Python method whose steps this takes; any other call goes to base.py's closure.
  * ------------------------------------------------------------------------------------------- */
 
@@ -311,15 +312,8 @@ static PyObject *op_hand_over(Op *self, PyObject *const *args, size_t nargsf, Py
     return PyObject_Vectorcall(self->python_op, args, nargsf, kwnames);
 }
 
-/* object.__new__(type): an instance whose fields are then set one by one, as __init__ would. */
-static inline PyObject *new_instance(PyObject *type) {
-    PyObject *empty = PyTuple_New(0);
-    if (empty == NULL)
-        return NULL;
-    PyObject *o = PyBaseObject_Type.tp_new((PyTypeObject *)type, empty, NULL);
-    Py_DECREF(empty);
-    return o;
-}
+/* object.__new__(type): an instance whose fields are then set one by one, as __init__ would (apply.c). */
+PyObject *new_plain(PyObject *type);
 
 /* data.kernel_args(): the cached tuple, else the method (which caches it). */
 static inline PyObject *kernel_args_of(PyObject *data) {
@@ -418,7 +412,7 @@ static PyObject *op_call(Op *self, PyObject *const *args, size_t nargsf, PyObjec
     if ((storage = PyObject_CallOneArg(self->numpy_empty, size)) == NULL ||
         (version = PyObject_CallNoArgs(self->version_type)) == NULL ||
         (out_args = PyTuple_Pack(3, storage, PyTuple_GET_ITEM(layout, 2), PyTuple_GET_ITEM(layout, 3))) == NULL ||
-        (od = new_instance(self->data_type)) == NULL) {
+        (od = new_plain(self->data_type)) == NULL) {
         Py_DECREF(shape);
         goto fail;
     }
@@ -433,7 +427,7 @@ static PyObject *op_call(Op *self, PyObject *const *args, size_t nargsf, PyObjec
             goto fail;
     }
     /* Tensor.__init__(od, backend) */
-    if ((out = new_instance(self->tensor_type)) == NULL)
+    if ((out = new_plain(self->tensor_type)) == NULL)
         goto fail;
     {
         PyObject *names[] = {s_backend, s_data_, s_history};

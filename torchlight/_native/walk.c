@@ -114,11 +114,15 @@ fail:
     return NULL;
 }
 
-static PyObject *walk_input_nodes(PyObject *module, PyObject *self) {
-    if (!walk_ready) {
+static int not_ready(void) {
+    if (!walk_ready)
         PyErr_SetString(PyExc_RuntimeError, "torchlight._native_apply.walk_init() was not called");
+    return !walk_ready;
+}
+
+static PyObject *walk_input_nodes(PyObject *module, PyObject *self) {
+    if (not_ready())
         return NULL;
-    }
     return input_nodes_impl(self);
 }
 
@@ -205,10 +209,8 @@ static PyObject *walk_backward_results(PyObject *module, PyObject *const *args, 
 
 /* Variable.parents (the property's getter) */
 static PyObject *walk_parents(PyObject *module, PyObject *self) {
-    if (!walk_ready) {
-        PyErr_SetString(PyExc_RuntimeError, "torchlight._native_apply.walk_init() was not called");
+    if (not_ready())
         return NULL;
-    }
     PyObject *h = PyObject_GetAttr(self, s_history);
     if (h == NULL)
         return NULL;
