@@ -1,7 +1,9 @@
 """Task 3.2 (the library's speed-up of it): long lines along the last dimension are folded
 ``fast.LINES`` at a time (``fast.lines_part``), each still from start and in order, so the results
 are reduce_part's, and the simple backend's, to the bit: in every layout, with a last block of
-fewer lines, with nan, infinities and signed zeros, serially and in parallel parts."""
+fewer lines, with nan, infinities and signed zeros, serially and in parallel parts. The maximum of
+contiguous lines has a part of its own (``fast.max_lines_part``, eight elements side by side),
+held to the fold's bits, signed zeros and nan payloads included."""
 
 import math
 
@@ -77,4 +79,59 @@ def test_parallel_parts_of_lines(monkeypatch, parts):
         FAST.reduce(scalar.add, 0.0)(Tensor.from_numpy(values, FAST), 1),
         SIMPLE.reduce(scalar.add, 0.0)(Tensor.from_numpy(values, SIMPLE), 1),
         f"the sum of 22 lines of 37 in {2 * parts} parts",
+    )
+
+
+# -- the maximum: eight elements side by side, and the fold's order where it matters ----------
+
+_QUIET_NAN = np.array([0x7FF8_0000_0000_0123], np.int64).view(np.float64)[0]  # a nan with a payload of its own
+
+
+def _bits(t):
+    """The 64 bits of every element: tells 0.0 from -0.0, and one nan from another."""
+    return t.to_numpy().view(np.int64)
+
+
+def _max_lines(seed, lines, n):
+    """Lines where the order of the fold shows: zeros of both signs as the maximum, two nans,
+    infinities, and lengths that are not a multiple of eight."""
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal((lines, n))
+    values[0] = -np.abs(values[0])
+    values[0, [3, n - 2]] = [0.0, -0.0]  # the maximum is zero: the fold keeps the later, -0.0
+    values[1] = -np.abs(values[1])
+    values[1, [5, 9]] = [-0.0, 0.0]  # +0.0
+    values[2, [4, 20]] = [_QUIET_NAN, np.nan]  # the first nan, payload and all
+    values[3, 7] = np.inf
+    values[4] = -np.inf
+    values[5, [1, n - 1]] = [-np.inf, np.inf]
+    values[6] = -np.abs(values[6])  # all negative: from start 0.0 or -0.0 the result is start
+    return values
+
+
+@pytest.mark.parametrize("start", [-math.inf, 0.0, -0.0, -1.0, np.nan], ids=repr)
+@pytest.mark.parametrize("n", [fast.LINES_MIN_LENGTH, 33, 63, 100])
+def test_the_max_of_long_lines_is_the_folds_to_the_bit(path, start, n):
+    values = _max_lines(seed=n, lines=2 * fast.LINES + 3, n=n)
+    expected = _bits(SIMPLE.reduce(scalar.max, start)(Tensor.from_numpy(values, SIMPLE), 1))
+    got = _bits(FAST.reduce(scalar.max, start)(Tensor.from_numpy(values, FAST), 1))
+    np.testing.assert_array_equal(got, expected, err_msg=f"max from {start} of lines of {n}, bits")
+    if start == -math.inf:  # the cases above are really there
+        assert expected[0] == np.array(-0.0).view(np.int64) and expected[1] == 0
+        assert expected[2] == np.array(_QUIET_NAN).view(np.int64)
+
+
+def test_max_takes_its_own_part_on_contiguous_lines_and_lines_part_on_strided_ones():
+    kernel = fast.reduce_kernel(scalar.max)
+    values = _max_lines(seed=0, lines=2 * fast.LINES, n=40)
+    out = Tensor.from_numpy(np.zeros((2 * fast.LINES, 1)), FAST)._data
+    contiguous = Tensor.from_numpy(values, FAST)._data
+    strided = Tensor.from_numpy(values.T.copy(), FAST)._data.permute(1, 0)  # lines 2 * LINES apart
+    assert kernel._lines_or_part((*out.kernel_args(), *contiguous.kernel_args(), 1, -math.inf)) is fast.max_lines_part
+    assert kernel._lines_or_part((*out.kernel_args(), *strided.kernel_args(), 1, -math.inf)) is kernel._lines
+    assert fast.reduce_kernel(scalar.add)._max_lines is None  # the sum's order is the fold's: lines_part
+    same(
+        FAST.reduce(scalar.max, -math.inf)(Tensor(strided, FAST), 1),
+        SIMPLE.reduce(scalar.max, -math.inf)(Tensor.from_numpy(values, SIMPLE), 1),
+        "max along strided lines",
     )

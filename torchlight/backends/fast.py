@@ -35,7 +35,7 @@ from numba import njit, prange, types, uint64  # noqa: F401  (stages 3.1-3.2 use
 from numba.extending import register_jitable
 
 from .. import indexing, scalar
-from . import fast_cache, fast_launch, fast_math, fast_parallel, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
+from . import fast_cache, fast_launch, fast_math, fast_parallel, fast_tiles, memory  # noqa: F401  (memory registers itself: new tensors do not page-fault)
 from .base import TensorBackend
 from .fast_conv import fold1d_kernel, fold2d_kernel, unfold1d_kernel, unfold2d_kernel  # noqa: F401  (module 4)
 from .fast_matmul import matmul_kernel  # noqa: F401  (a member of this kernel set)
@@ -317,6 +317,62 @@ def lines_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, 
             out[where[t]] = acc[t]
 
 
+# The maximum needs no order at all, except in two cases: scalar.max keeps the first nan it meets,
+# and of two equal values the later, which tells 0.0 from -0.0. So max_lines_part takes each
+# contiguous line eight elements side by side (eight running maxima, which LLVM's SLP vectorizer
+# turns into two vector compares per step) and scans the line once more, in the fold's order, only
+# where a nan or a zero maximum makes the order matter: the results are the fold's, to the bit.
+
+
+@njit(inline="always", error_model="numpy")
+def _line_max(line, n, start):
+    """What folding line[0:n] with scalar.max from start gives, bit for bit."""
+    if start != start:  # a nan start is kept whatever follows
+        return start
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = start
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0  # x * 0 adds a nan for a nan (or an infinity)
+    j = 0
+    while j + 8 <= n:
+        x0, x1, x2, x3 = line[uint64(j)], line[uint64(j + 1)], line[uint64(j + 2)], line[uint64(j + 3)]
+        x4, x5, x6, x7 = line[uint64(j + 4)], line[uint64(j + 5)], line[uint64(j + 6)], line[uint64(j + 7)]
+        m0, m1, m2, m3 = x0 if x0 > m0 else m0, x1 if x1 > m1 else m1, x2 if x2 > m2 else m2, x3 if x3 > m3 else m3
+        m4, m5, m6, m7 = x4 if x4 > m4 else m4, x5 if x5 > m5 else m5, x6 if x6 > m6 else m6, x7 if x7 > m7 else m7
+        s0, s1, s2, s3 = s0 + x0 * 0.0, s1 + x1 * 0.0, s2 + x2 * 0.0, s3 + x3 * 0.0
+        s4, s5, s6, s7 = s4 + x4 * 0.0, s5 + x5 * 0.0, s6 + x6 * 0.0, s7 + x7 * 0.0
+        j += 8
+    m0, m1, m2, m3 = m4 if m4 > m0 else m0, m5 if m5 > m1 else m1, m6 if m6 > m2 else m2, m7 if m7 > m3 else m3
+    m0, m1 = m2 if m2 > m0 else m0, m3 if m3 > m1 else m1
+    m = m1 if m1 > m0 else m0
+    s = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+    for i in range(j, n):
+        x = line[uint64(i)]
+        m = x if x > m else m
+        s += x * 0.0
+    if s != s:  # a nan or an infinity: the fold ends on the first nan, if there is one
+        for i in range(n):
+            if line[uint64(i)] != line[uint64(i)]:
+                return line[uint64(i)]
+    if m == 0.0:  # of equal values the fold keeps the later: the last zero, else start
+        for i in range(n - 1, -1, -1):
+            if line[uint64(i)] == 0.0:
+                return line[uint64(i)]
+        return start
+    return m
+
+
+@fast_cache.recovering
+@njit(cache=True, error_model="numpy")
+def max_lines_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strides, reduce_dim, start):
+    """reduce_part's fold with scalar.max of every line along reduce_dim (out's last dimension, a's
+    elements contiguous along it), eight elements at a time. The parts are blocks of out's elements."""
+    index = np.empty(len(out_shape), np.int64)
+    n = a_shape[reduce_dim]
+    lo, hi = part_bounds(part, parts, size_of(out_shape))
+    for ordinal in range(lo, hi):
+        to_index(ordinal, out_shape, index)  # index[reduce_dim] is 0: the line's first element
+        out[index_to_position(index, out_strides)] = _line_max(a[index_to_position(index, a_strides) :], n, start)
+
+
 TEMPLATES: List[Callable[..., None]] = [map_part, zip_part, reduce_part, lines_part]
 
 # The compiled parts' signatures. Explicit signatures make the parts first-class function values
@@ -425,12 +481,13 @@ class _Kernel:
         self.part = getattr(self._module, kind)
         fast_cache.compile_part(self.part, PART_SIGNATURES[kind], fn)
         self._lines: Any = None  # lines_part, compiled on the first reduction of long last-dimension lines
+        self._max_lines: Any = None  # and for scalar.max, max_lines_part
         self._pointers: dict = {}  # part -> its PartPointer, made on the first parallel call
         self._launch = None
 
     def _lines_or_part(self, args: tuple) -> Any:
         """The reduction's part for this call: lines_part for long lines along the last dimension."""
-        a, a_shape, reduce_dim = args[3], args[4], args[6]
+        a, a_shape, a_strides, reduce_dim = args[3], args[4], args[5], args[6]
         if (
             reduce_dim != len(a_shape) - 1
             or a_shape[reduce_dim] < LINES_MIN_LENGTH
@@ -441,9 +498,14 @@ class _Kernel:
             # reduce_part runs first, on one element: in the student edition a stage 3.2 not yet
             # written raises its own message, as it would without this speed-up.
             self.part(0, 1, *_one_element(self.kind))
+            if self._fn is scalar.max:
+                fast_tiles.compile_vectorized(max_lines_part, PART_SIGNATURES[self.kind])
+                self._max_lines = max_lines_part
             lines = self._module.lines_part
             fast_cache.compile_part(lines, PART_SIGNATURES[self.kind], self._fn)
             self._lines = lines
+        if self._max_lines is not None and a_strides[reduce_dim] == 1:
+            return self._max_lines
         return self._lines
 
     def __call__(self, *args):
