@@ -368,8 +368,8 @@ def max_lines_part(part, parts, out, out_shape, out_strides, a, a_shape, a_strid
     index = np.empty(len(out_shape), np.int64)
     n = a_shape[reduce_dim]
     lo, hi = part_bounds(part, parts, size_of(out_shape))
-    for ordinal in range(lo, hi):
-        to_index(ordinal, out_shape, index)  # index[reduce_dim] is 0: the line's first element
+    for element in range(lo, hi):
+        to_index(element, out_shape, index)  # (as in lines_part, where the line starts in a)
         out[index_to_position(index, out_strides)] = _line_max(a[index_to_position(index, a_strides) :], n, start)
 
 
