@@ -486,7 +486,8 @@ class _Kernel:
         self._launch = None
 
     def _lines_or_part(self, args: tuple) -> Any:
-        """The reduction's part for this call: lines_part for long lines along the last dimension."""
+        """The reduction's part for this call: for long lines along the last dimension lines_part, or
+        max_lines_part for scalar.max over contiguous ones."""
         a, a_shape, a_strides, reduce_dim = args[3], args[4], args[5], args[6]
         if (
             reduce_dim != len(a_shape) - 1
