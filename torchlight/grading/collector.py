@@ -173,10 +173,27 @@ def child_main(key: bytes, config: Dict[str, Any]) -> int:
     except ImportError:
         sink.send("done", {"code": 4, "error": "grading runs the tests with pytest: pip install -e '.[test]'"})
         return 0
+    import_hypothesis()
     collector = Collector(sink, only=config.get("only"))
     code = pytest.main(config["args"], plugins=[collector])
     sink.send("done", {"code": int(code)})
     return 0
+
+
+def import_hypothesis() -> None:
+    """Import hypothesis, where it is installed, before pytest starts.
+
+    pytest rewrites the asserts of every module of a package that brings a pytest plugin, as each
+    is imported during the run: for hypothesis about 80 modules, parsed and compiled from source
+    in every new process (about 2 s of a grading run's start; where PYTHONDONTWRITEBYTECODE is
+    set, as on CI, nothing of it is cached). Imported before, they load from their byte code;
+    only hypothesis's own asserts lose pytest's messages, never a check's. (pytest then warns that
+    it cannot rewrite them: ``runner._pytest_args`` silences that warning.)
+    """
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        pass
 
 
 def bound_hypothesis() -> Callable[[], None]:

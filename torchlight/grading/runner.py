@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import child
-from .collector import Collector
+from .collector import Collector, import_hypothesis
 from .results import GradeResult, Row, StageFailed
 from .stage import CHECKOUT, CHECKOUT_HELP, Stage, find_stage, stage_key, stages
 
@@ -183,6 +183,13 @@ def _pytest_args(folders: Sequence[Path], markexpr: str) -> List[str]:
         "no:cacheprovider",  # write nothing into the checkout
         "-p",
         "no:faulthandler",  # leaves the notebook kernel's (or outer pytest's) stderr alone
+        # That plugin shows errors raised where Python cannot raise them (in __del__) as warnings,
+        # which no grade shows; it ends each run with full garbage collections, 0.3-0.7 s in a
+        # notebook's process, for every grading cell.
+        "-p",
+        "no:unraisableexception",
+        "-W",  # hypothesis is imported before pytest starts (collector.import_hypothesis)
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--import-mode=importlib",  # no sys.path changes in the caller's process
         "--continue-on-collection-errors",  # one broken file must not hide every other result
         # Python's own traceback text: the table shows only each failure's message and example,
@@ -197,6 +204,7 @@ def _here(args: List[str]):
         import pytest
     except ImportError:
         raise ImportError("grading runs the tests with pytest: pip install -e '.[test]'") from None
+    import_hypothesis()
     collector = Collector()
     output = io.StringIO()
     # pytest reports to sys.stdout; the table is the only output the user should see.
