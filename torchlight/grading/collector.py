@@ -184,7 +184,7 @@ def import_hypothesis() -> None:
     """Import hypothesis, where it is installed, before pytest starts.
 
     pytest rewrites the asserts of every module of a package that brings a pytest plugin, as each
-    is imported during the run: for hypothesis about 80 modules, parsed and compiled from source
+    is imported during the run: for hypothesis some 75 modules, parsed and compiled from source
     in every new process (about 2 s of a grading run's start; where PYTHONDONTWRITEBYTECODE is
     set, as on CI, nothing of it is cached). Imported before, they load from their byte code;
     only hypothesis's own asserts lose pytest's messages, never a check's. (pytest then warns that
