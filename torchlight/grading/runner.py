@@ -183,9 +183,9 @@ def _pytest_args(folders: Sequence[Path], markexpr: str) -> List[str]:
         "no:cacheprovider",  # write nothing into the checkout
         "-p",
         "no:faulthandler",  # leaves the notebook kernel's (or outer pytest's) stderr alone
-        # That plugin shows errors raised where Python cannot raise them (in __del__) as warnings,
-        # which no grade shows; it ends each run with full garbage collections, 0.3-0.7 s in a
-        # notebook's process, for every grading cell.
+        # pytest's unraisableexception plugin turns errors that Python cannot raise (in __del__)
+        # into warnings, which no grade shows; it ends each run with full garbage collections,
+        # 0.3-0.7 s in a notebook's process, for every grading cell.
         "-p",
         "no:unraisableexception",
         "-W",  # hypothesis is imported before pytest starts (collector.import_hypothesis)
